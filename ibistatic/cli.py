@@ -1,0 +1,71 @@
+"""The ``ibistatic`` command line: parse options, call one library function, print.
+
+Each sub-command lives in ``ibistatic/commands/<name>.py`` and defines
+``add_parser(subparsers)`` (which sets ``func`` to its ``run(args) -> int``).  The
+contract for commands, options, outputs and exit codes is ``shared/spec/cli.md``:
+0 success, 1 an alert or problems found, 2 bad usage or input that does not parse.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from .errors import IbistaticError
+
+# Order is the order of `ibistatic --help`.
+COMMANDS = (
+    "build",
+    "resolve",
+    "properties",
+    "parse_url",
+    "inspect",
+    "mint",
+    "deposit",
+    "watch",
+    "serve",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ibistatic",
+        description="Publish IBI persistent links as a static site and resolve them offline.",
+    )
+    from . import __version__
+
+    parser.add_argument("--version", action="version", version=f"ibistatic {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMANDS:
+        try:
+            module = importlib.import_module(f".commands.{name}", __package__)
+        except ModuleNotFoundError as error:
+            # A command whose module is not written yet is simply absent.
+            if error.name == f"{__package__}.commands.{name}":
+                continue
+            raise
+        module.add_parser(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help(sys.stderr)
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except IbistaticError as error:
+        print(f"ibistatic {args.command}: {error}", file=sys.stderr)
+        return error.exit_code
+    except KeyboardInterrupt:
+        print(f"ibistatic {args.command}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

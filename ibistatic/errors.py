@@ -1,0 +1,100 @@
+"""The one exception hierarchy of ibistatic.
+
+Every error the package raises on bad input derives from :class:`IbistaticError`, so
+callers (and the CLI) can catch one class.  Errors carry *where* (text and offset, or
+archive, path and key) and *what was expected*; the CLI prints ``str(error)`` with no
+traceback.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = [
+    "IbistaticError",
+    "IbiSyntaxError",
+    "UsageError",
+    "ConfigError",
+    "Problem",
+]
+
+
+class IbistaticError(Exception):
+    """Base class of every error ibistatic raises on bad input or state."""
+
+    #: exit code the CLI uses for this kind of error (cli.md: 2 = does not parse)
+    exit_code = 1
+
+
+class UsageError(IbistaticError):
+    """The command line or an API call is used the wrong way."""
+
+    exit_code = 2
+
+
+class ConfigError(IbistaticError):
+    """The site configuration (ibistatic.yaml) is missing or wrong."""
+
+    exit_code = 2
+
+
+class IbiSyntaxError(IbistaticError, ValueError):
+    """Text that breaks a grammar of the standard.
+
+    The message shows the input with a caret under the first offending character and
+    says what was expected there, in the style of packaging's ``ParserSyntaxError``::
+
+        invalid IBI 'sid.inpe.br/mtc m18/2009': expected a letter, digit or '-' at character 15
+            sid.inpe.br/mtc m18/2009
+                           ^
+    """
+
+    exit_code = 2
+
+    def __init__(self, text: str, position: int, expected: str, what: str = "IBI") -> None:
+        self.text = text
+        self.position = max(0, min(position, len(text)))
+        self.expected = expected
+        self.what = what
+        super().__init__(str(self))
+
+    @property
+    def found(self) -> str:
+        if self.position >= len(self.text):
+            return "end of input"
+        return repr(self.text[self.position])
+
+    def __str__(self) -> str:
+        # Tabs and other control characters would shift the caret: show them escaped.
+        shown = "".join(ch if ch.isprintable() else "?" for ch in self.text)
+        return (
+            f"invalid {self.what} {self.text!r}: expected {self.expected} "
+            f"at character {self.position + 1}, found {self.found}\n"
+            f"    {shown}\n"
+            f"    {' ' * self.position}^"
+        )
+
+
+@dataclass(frozen=True, order=True)
+class Problem:
+    """One problem found in an archive: where it is, what was found, what was expected.
+
+    Problems are collected, not raised, so that a run reports every one of them
+    (convention 5 of design.md).  ``severity`` is ``"error"`` (the item is left out)
+    or ``"warning"`` (reported, nothing left out).
+    """
+
+    archive: str
+    path: str
+    key: str
+    found: str
+    expected: str
+    severity: str = "error"
+
+    def __str__(self) -> str:
+        where = self.archive
+        if self.path:
+            where += f": {self.path}"
+        if self.key:
+            where += f": {self.key}"
+        return f"{self.severity}: {where}: {self.found}; expected {self.expected}"

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs everything the test suite needs on a fresh machine, then runs the whole suite.
+# Python packages come from PyPI; chromium, nginx and Apache from Debian when missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+python3 -m pip install --quiet --disable-pip-version-check -e '.[test]'
+
+need=()
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
+command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need+=(nginx-light)
+[ -x /usr/sbin/apache2 ] || need+=(apache2)
+command -v wrk >/dev/null 2>&1 || need+=(wrk)
+if [ ${#need[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "installing Debian packages: ${need[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+  else
+    echo "warning: cannot install ${need[*]} (not root or no apt-get)" >&2
+  fi
+fi
+
+python3 -m pytest -q "$@"
