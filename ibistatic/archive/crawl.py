@@ -1,0 +1,267 @@
+"""Reading Archive trees from disk: the only module here that walks directories.
+
+An Archive is a directory with ``archive.yaml`` and uniform repositories four levels
+below it (archive-format.md).  Directories are walked in sorted order so output is
+reproducible; symbolic links are never followed out of the archive root.  Parsed
+descriptors are kept in a :class:`CrawlCache` keyed by file identity and modification
+time, so a later crawl re-parses only what changed.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import pickle
+import stat
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ..core.model import ArchiveInfo, Item
+from ..errors import Problem
+from .descriptors import read_archive_info, read_item
+
+try:  # libyaml's C loader: crawling 100k items must not be dominated by YAML parsing
+    from yaml import CSafeLoader as _Loader
+except ImportError:  # pragma: no cover - depends on how PyYAML was built
+    from yaml import SafeLoader as _Loader
+
+__all__ = ["Archive", "CrawlResult", "CrawlCache", "crawl", "crawl_archive", "read_repository", "load_yaml"]
+
+CACHE_VERSION = 1
+
+
+@dataclass
+class Archive:
+    """One crawled Archive: where it is, its validated archive.yaml and its items."""
+
+    root: Path
+    name: str
+    info: ArchiveInfo | None
+    items: list[Item] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+
+
+@dataclass
+class CrawlResult:
+    archives: list[Archive]
+
+    @property
+    def problems(self) -> list[Problem]:
+        return [p for a in self.archives for p in a.problems]
+
+    def items(self) -> Iterable[Item]:
+        for archive in self.archives:
+            yield from archive.items
+
+
+class CrawlCache:
+    """Parsed descriptors keyed by path, with the (inode, size, mtime) they were read at."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path
+        self.entries: dict[str, tuple[tuple[int, int, int], Any]] = {}
+        self.hits = 0
+        self.misses = 0
+        if path is not None and path.exists():
+            try:
+                with open(path, "rb") as handle:
+                    version, entries = pickle.load(handle)
+                if version == CACHE_VERSION:
+                    self.entries = entries
+            except (OSError, pickle.UnpicklingError, ValueError, EOFError):
+                self.entries = {}  # a damaged cache only costs a full re-read
+
+    def get(self, path: str, identity: tuple[int, int, int]) -> Any:
+        entry = self.entries.get(path)
+        if entry is not None and entry[0] == identity:
+            self.hits += 1
+            return entry[1]
+        self.misses += 1
+        return _MISSING
+
+    def put(self, path: str, identity: tuple[int, int, int], value: Any) -> None:
+        self.entries[path] = (identity, value)
+
+    def save(self) -> None:
+        if self.path is None:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = self.path.with_name(self.path.name + f".{os.getpid()}.tmp")
+        with open(temporary, "wb") as handle:
+            pickle.dump((CACHE_VERSION, self.entries), handle, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(temporary, self.path)
+
+
+_MISSING = object()
+
+
+class _YamlProblem(Exception):
+    def __init__(self, found: str) -> None:
+        super().__init__(found)
+        self.found = found
+
+
+def load_yaml(path: Path, cache: CrawlCache | None = None) -> Any:
+    """Parse a YAML file (cached by identity); raises _YamlProblem with a located message."""
+    st = os.stat(path)
+    identity = (st.st_ino, st.st_size, st.st_mtime_ns)
+    key = str(path)
+    if cache is not None:
+        value = cache.get(key, identity)
+        if value is not _MISSING:
+            return value
+    try:
+        with open(path, "rb") as handle:
+            value = yaml.load(handle, Loader=_Loader)
+    except yaml.YAMLError as error:
+        value = _YamlError(_yaml_message(error))
+    except UnicodeDecodeError as error:
+        value = _YamlError(f"bytes that are not UTF-8 at byte {error.start}")
+    if cache is not None:
+        cache.put(key, identity, value)
+    if isinstance(value, _YamlError):
+        raise _YamlProblem(value.found)
+    return value
+
+
+@dataclass(frozen=True)
+class _YamlError:
+    found: str
+
+
+def _yaml_message(error: yaml.YAMLError) -> str:
+    mark = getattr(error, "problem_mark", None)
+    problem = getattr(error, "problem", None) or str(error)
+    if mark is not None:
+        return f"malformed YAML at line {mark.line + 1}, column {mark.column + 1}: {problem}"
+    return f"malformed YAML: {problem}"
+
+
+def _utc(mtime: float) -> str:
+    return _dt.datetime.fromtimestamp(int(mtime), _dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _inside(root_real: str, path: str) -> bool:
+    real = os.path.realpath(path)
+    return real == root_real or real.startswith(root_real + os.sep)
+
+
+def _subdirectories(directory: str, root_real: str, problems: list[Problem], archive: str, root: str):
+    """Sorted (name, path) of the directories in `directory`, links out of the root refused."""
+    try:
+        entries = sorted(os.scandir(directory), key=lambda e: e.name)
+    except OSError as error:
+        problems.append(Problem(archive, os.path.relpath(directory, root), "", f"an unreadable directory ({error.strerror})", "a readable directory"))
+        return []
+    found = []
+    for entry in entries:
+        if entry.name.startswith("."):
+            continue
+        if entry.is_symlink():
+            if not _inside(root_real, entry.path):
+                problems.append(Problem(archive, os.path.relpath(entry.path, root), "", "a symbolic link out of the archive root", "a directory inside the archive (the link is not followed)", "warning"))
+                continue
+        if entry.is_dir():
+            found.append((entry.name, entry.path))
+    return found
+
+
+def _doc_files(doc: str, root_real: str, problems: list[Problem], archive: str, root: str) -> tuple[tuple[str, ...], float]:
+    """Every file under doc/ (relative POSIX paths, sorted) and the newest mtime."""
+    files: list[str] = []
+    newest = 0.0
+    stack = [("", doc)]
+    while stack:
+        prefix, directory = stack.pop()
+        try:
+            entries = list(os.scandir(directory))
+        except OSError:
+            continue
+        for entry in entries:
+            relative = prefix + entry.name
+            if entry.is_symlink() and not _inside(root_real, entry.path):
+                problems.append(Problem(archive, os.path.relpath(entry.path, root), "", "a symbolic link out of the archive root", "a file inside the archive (the link is not followed)", "warning"))
+                continue
+            try:
+                st = entry.stat()
+            except OSError:
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                stack.append((relative + "/", entry.path))
+            elif stat.S_ISREG(st.st_mode):
+                files.append(relative)
+                newest = max(newest, st.st_mtime)
+    return tuple(sorted(files)), newest
+
+
+def read_repository(root: Path, archive: str, relative: str, cache: CrawlCache | None = None, root_real: str | None = None) -> tuple[Item | None, list[Problem]]:
+    """Read one uniform repository (``relative`` = its four directory names joined by /)."""
+    root_real = root_real or os.path.realpath(root)
+    directory = os.path.join(root, *relative.split("/"))
+    problems: list[Problem] = []
+    descriptor = os.path.join(directory, "item.yaml")
+    try:
+        raw = load_yaml(Path(descriptor), cache)
+    except _YamlProblem as problem:
+        return None, [Problem(archive, f"{relative}/item.yaml", "", problem.found, "a YAML mapping (archive-format.md, item.yaml)")]
+    except OSError as error:
+        return None, [Problem(archive, f"{relative}/item.yaml", "", f"an unreadable file ({error.strerror})", "a readable item.yaml")]
+    files, newest = _doc_files(os.path.join(directory, "doc"), root_real, problems, archive, str(root))
+    if (isinstance(raw, dict) and raw.get("state") == "Deleted") or not files:
+        newest = os.stat(descriptor).st_mtime  # a removal is dated by its descriptor
+    item, item_problems = read_item(archive, relative, raw, files, _utc(newest))
+    return item, problems + item_problems
+
+
+def crawl_archive(root: Path | str, cache: CrawlCache | None = None, progress: Callable[[int], None] | None = None) -> Archive:
+    """Read one Archive tree: archive.yaml and every repository, in sorted order."""
+    root = Path(root)
+    name = root.name
+    archive = Archive(root=root, name=name, info=None)
+    if not root.is_dir():
+        archive.problems.append(Problem(name, str(root), "", "no such directory", "an Archive directory with archive.yaml"))
+        return archive
+    try:
+        raw = load_yaml(root / "archive.yaml", cache)
+        archive.info, problems = read_archive_info(name, raw)
+        archive.problems += problems
+    except FileNotFoundError:
+        archive.problems.append(Problem(name, "archive.yaml", "", "no archive.yaml", "an archive.yaml at the Archive root"))
+    except _YamlProblem as problem:
+        archive.problems.append(Problem(name, "archive.yaml", "", problem.found, "a YAML mapping (archive-format.md, archive.yaml)"))
+    if archive.info is None:
+        return archive  # without its address no answer of this Archive can be built
+    for relative in _repository_paths(root, archive.problems, name):
+        item, problems = read_repository(root, name, relative, cache, os.path.realpath(root))
+        archive.problems += problems
+        if item is not None:
+            archive.items.append(item)
+        if progress is not None:
+            progress(1)
+    return archive
+
+
+def _repository_paths(root: Path, problems: list[Problem], archive: str) -> Iterable[str]:
+    """The relative paths of the directories four levels down that hold item.yaml."""
+    root_s, root_real = str(root), os.path.realpath(root)
+
+    def walk(directory: str, parts: tuple[str, ...]):
+        for name, path in _subdirectories(directory, root_real, problems, archive, root_s):
+            here = parts + (name,)
+            if len(here) < 4:
+                yield from walk(path, here)
+            elif os.path.isfile(os.path.join(path, "item.yaml")):
+                yield "/".join(here)
+            else:
+                problems.append(Problem(archive, "/".join(here), "item.yaml", "a 4th-level directory without item.yaml", "a uniform repository holding item.yaml", "warning"))
+
+    yield from walk(root_s, ())
+
+
+def crawl(roots: Iterable[Path | str], cache: CrawlCache | None = None, progress: Callable[[int], None] | None = None) -> CrawlResult:
+    """Crawl every Archive, in the order given (the resolution order)."""
+    return CrawlResult([crawl_archive(root, cache, progress) for root in roots])

@@ -1,0 +1,51 @@
+"""Crawl the configured Archives and check them: the input of every build and lookup."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..core.model import ArchiveInfo
+from ..core.properties import MemoryArchiveView
+from ..core.storage import Holdings, check_storage_model
+from ..errors import Problem
+from .crawl import CrawlCache, CrawlResult, crawl
+
+__all__ = ["LoadedArchives", "load_archives"]
+
+
+@dataclass
+class LoadedArchives:
+    crawl: CrawlResult
+    holdings: Holdings
+    problems: list[Problem]
+    site_url: str
+
+    @property
+    def infos(self) -> list[ArchiveInfo]:
+        return self.holdings.archives
+
+    def view(self, name: str) -> MemoryArchiveView:
+        info = next(i for i in self.holdings.archives if i.name == name)
+        return MemoryArchiveView(info, self.holdings.by_archive[name], self.site_url)
+
+    def views(self) -> list[MemoryArchiveView]:
+        return [self.view(info.name) for info in self.holdings.archives]
+
+    @property
+    def errors(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == "error"]
+
+
+def load_archives(
+    roots: Sequence[Path | str],
+    site_url: str,
+    cache: CrawlCache | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> LoadedArchives:
+    """Crawl `roots` (in resolution order), then apply the storage-model checks."""
+    result = crawl(roots, cache, progress)
+    infos = [a.info for a in result.archives if a.info is not None]
+    holdings, storage_problems = check_storage_model(infos, result.items())
+    return LoadedArchives(result, holdings, result.problems + storage_problems, site_url)

@@ -1,0 +1,41 @@
+"""``ibistatic build``: publish the site and the index."""
+
+from __future__ import annotations
+
+import sys
+
+
+def add_parser(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "build",
+        help="publish the static site and the JSON index",
+        description="Crawl the configured Archives and publish the site and index. With no "
+        "--config and no ibistatic.yaml in the current directory, publishes the bundled "
+        "sample_archive/ into ./site.",
+    )
+    parser.add_argument("--config", metavar="FILE", help="the site configuration (default: ./ibistatic.yaml, else the bundled sample)")
+    parser.add_argument("--output", metavar="DIR", help="where to publish (default: the configuration's output)")
+    parser.add_argument("--strict", action="store_true", help="exit 1 when any problem (error or warning) was found")
+    parser.add_argument("--quiet", action="store_true", help="print only problems")
+    parser.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from pathlib import Path
+
+    from ..config import CONFIG_NAME, load_config
+    from ..site.build import build_site
+
+    explicit_or_local = args.config or (CONFIG_NAME if Path(CONFIG_NAME).exists() else None)
+    output = args.output
+    if explicit_or_local is None and output is None:
+        output = "site"  # the bundled sample publishes into ./site (cli.md)
+    config = load_config(explicit_or_local, output=output)
+    report = build_site(config, log=None if args.quiet else lambda m: print(m, file=sys.stderr))
+    for problem in report.problems:
+        print(problem, file=sys.stderr)
+    if not args.quiet:
+        print(report.summary())
+    if args.strict and report.problems:
+        return 1
+    return 0

@@ -1,0 +1,387 @@
+"""What an Archive answers about an IBI: Algorithm 2 (MONTARLISTADEURL), the
+FILTRARLISTADEURL routine and Algorithm 1 (MONTARRESPOSTA) of resolution-system §7.
+
+Pure: an :class:`ArchiveView` supplies the Archive's items by key; nothing here reads
+files.  The answers are the ones a faithful live Archive would give (ibi-spec.md §7).
+
+How relations are read from descriptors (archive-format.md, last section):
+
+- ``.lastedition``: the item itself when it has no ``next-edition``; otherwise unknown
+  (the answer carries ``ibi.nextedition`` instead and the resolver follows it).
+- ``.translation(L)``: the item itself when its language is L, else ``translations[L]``;
+  a tag L matches L-CC and vice versa when no exact match exists.
+- ``.translation``: the item itself when its language is not given.
+- ``.metadata`` / ``.metadata(oai_dc)``: the ``metadata`` item's target / ``oai_dc``
+  format file; with inline ``dublin-core`` instead, the pages ibistatic publishes, with
+  no ``ibi`` pair (such metadata has no IBI).
+
+An Archive knows ``ibi<r>`` when its descriptors name the related item, and ``url<r>``,
+``state<r>``, ``timestamp<r>``, ``contenttype<r>`` only when that item is stored in it.
+The IBI of a related item is written with the forms its reference gives (the requested
+item itself with every form it has; an item reached through its own language by its
+repository name, as Example 7.2 shows for ``.translation(en)``).
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Protocol
+
+from .identifiers import Ibi
+from .model import (
+    DEFAULT_METADATA_URL,
+    DEFAULT_OAI_DC_URL,
+    ArchiveInfo,
+    Item,
+    ibi_forms_of,
+    quote_path,
+    split_query,
+)
+from .relations import Relation, Step, VerbList, compositions, relation_text
+
+__all__ = [
+    "ArchiveView",
+    "MemoryArchiveView",
+    "Related",
+    "follow",
+    "related_url",
+    "item_urls",
+    "translation_target",
+    "property_list",
+    "filter_property_list",
+    "archive_response",
+    "new_urlkey",
+    "default_relations",
+]
+
+Pair = tuple[str, "str | tuple[str, ...]"]
+
+
+class ArchiveView(Protocol):
+    """One Archive as MONTARLISTADEURL sees it."""
+
+    info: ArchiveInfo
+    site_url: str
+
+    def item(self, key: str) -> Item | None: ...
+
+    def relations(self) -> tuple[Relation, ...]: ...
+
+
+@dataclass
+class MemoryArchiveView:
+    """An ArchiveView over items already in memory (a crawl)."""
+
+    info: ArchiveInfo
+    items: Mapping[str, Item]  # every key of every item (both IBI forms)
+    site_url: str = ""
+    _relations: tuple[Relation, ...] | None = None
+
+    @classmethod
+    def of(cls, info: ArchiveInfo, items: Iterable[Item], site_url: str = "") -> "MemoryArchiveView":
+        by_key: dict[str, Item] = {}
+        for item in items:
+            for key in item.keys():
+                by_key.setdefault(key, item)
+        return cls(info, by_key, site_url)
+
+    def item(self, key: str) -> Item | None:
+        return self.items.get(key)
+
+    def relations(self) -> tuple[Relation, ...]:
+        if self.info.relations is not None:
+            return self.info.relations
+        if self._relations is None:
+            self._relations = default_relations({id(i): i for i in self.items.values()}.values())
+        return self._relations
+
+
+def default_relations(items: Iterable[Item]) -> tuple[Relation, ...]:
+    """Every relation of the Table 7.5 grammar over the languages the items carry.
+
+    The default of archive-format.md is "every relation its items can answer"; a
+    relation no item answers contributes no pair to any answer, so enumerating the
+    grammar over the Archive's own languages gives the same answers.
+    """
+    languages: set[str] = set()
+    for item in items:
+        if item.language:
+            languages.add(item.language)
+        languages.update(tag for tag, _ in item.translations)
+    return tuple(compositions(sorted(languages), ("oai_dc",)))
+
+
+@dataclass(frozen=True)
+class Related:
+    """The item a relation leads to, as far as one Archive knows it."""
+
+    forms: tuple[str, ...] | None  # the ibi<r> value; None when it has no IBI
+    item: Item | None  # stored in this Archive: its URL, state, timestamp are known
+    file: str | None = None  # the file of `item` the relation points at (may carry ?query)
+    inline: str | None = None  # 'metadata' | 'oai_dc': ibistatic's page of `owner`'s dublin-core
+    owner: Item | None = None
+
+
+def _tag_language(tag: str) -> str:
+    return tag.split("-", 1)[0].lower()
+
+
+def translation_target(item: Item, language: str) -> tuple[str, Ibi | None] | None:
+    """Which item is `item`'s translation in `language`: ('self', None), ('ref', IBI) or None.
+
+    An exact tag wins; otherwise a tag L matches L-CC and vice versa.
+    """
+    wanted = language.lower()
+    candidates: list[tuple[str, Ibi | None]] = []
+    if item.language:
+        candidates.append((item.language, None))
+    candidates += list(item.translations)
+    for exact in (True, False):
+        for tag, ibi in candidates:
+            tag_l = tag.lower()
+            if tag_l == wanted if exact else (tag_l == _tag_language(wanted) or _tag_language(tag_l) == wanted):
+                return ("self", None) if ibi is None else ("ref", ibi)
+    return None
+
+
+def _reference(view: ArchiveView, ibi: Ibi, file_of: Callable[[Item], str | None]) -> Related:
+    target = view.item(ibi.key)
+    return Related(ibi_forms_of(ibi), target, file_of(target) if target is not None else None)
+
+
+def _self_by_language(item: Item) -> Related:
+    return Related(ibi_forms_of(item.repository), item, item.target)
+
+
+def _step(view: ArchiveView, current: Related, step: Step) -> Related | None:
+    item = current.item
+    if current.inline is not None:
+        # Inline metadata has no language and no editions: only `.translation` (itself).
+        return current if step.kind == "translation" and step.param is None else None
+    if item is None or item.state == "Deleted":
+        return None  # the Archive does not hold it: it cannot know what it relates to
+    if step.kind == "lastedition":
+        return current if item.next_edition is None else None
+    if step.kind == "translation":
+        if step.param is None:
+            return _self_by_language(item) if item.language is None else None
+        found = translation_target(item, step.param)
+        if found is None:
+            return None
+        return _self_by_language(item) if found[0] == "self" else _reference(view, found[1], lambda t: t.target)
+    if step.kind == "metadata":
+        if item.metadata is not None:
+            file_of = (lambda t: t.target) if step.param is None else (lambda t: t.format_file(step.param))
+            return _reference(view, item.metadata, file_of)
+        if item.dublin_core:
+            return Related(None, None, inline=step.param or "metadata", owner=item)
+        return None
+    raise ValueError(f"unknown relation step {step!r}")  # the relation grammar rules this out
+
+
+def follow(view: ArchiveView, item: Item, relation: Relation) -> Related | None:
+    """The item `relation` leads to from `item` (requested with every form it has)."""
+    current: Related | None = Related(item.forms(), item, item.target)
+    for step in relation:
+        current = _step(view, current, step)
+        if current is None:
+            return None
+    return current
+
+
+def _format_url(template: str, info: ArchiveInfo, item: Item, path: str, site_url: str) -> str:
+    file, query = split_query(path)
+    url = template.format(
+        address=info.address,
+        repository=item.repository.text,
+        ibip=item.ibip.text if item.ibip else "",
+        path=quote_path(file),
+        site=site_url,
+    )
+    return url + query
+
+
+def related_url(view: ArchiveView, related: Related, filepath: str = "", file_list: bool = False) -> str | None:
+    """CRIARPARURL's value: the related item's URL, that of one of its files, or its file list."""
+    info, site = view.info, view.site_url
+    if related.inline is not None:
+        if file_list or filepath:
+            return None
+        template = DEFAULT_OAI_DC_URL if related.inline == "oai_dc" else DEFAULT_METADATA_URL
+        return _format_url(template, info, related.owner, "", site)
+    item = related.item
+    if item is None or item.state == "Deleted":
+        return None
+    if file_list:  # the verb list wins over the path
+        return _format_url(info.file_list_url, info, item, "", site)
+    if filepath:
+        return _format_url(info.file_url, info, item, filepath, site) if filepath in item.files else None
+    if related.file is None:
+        return None
+    return _format_url(info.file_url, info, item, related.file, site)
+
+
+def item_urls(view: ArchiveView, item: Item) -> dict:
+    """Every URL the Archive gives for `item`: its target, each file, its file list and
+    (inline dublin-core) its metadata pages.  The index stores these so that the site's
+    404 page redirects only to URLs present in the index."""
+    if item.state == "Deleted":
+        return {}
+    own = Related(item.forms(), item, item.target)
+    urls = {
+        "target": related_url(view, own),
+        "list": related_url(view, own, file_list=True),
+        "files": {path: related_url(view, own, filepath=path) for path in item.files},
+    }
+    if item.dublin_core:
+        urls["metadata"] = related_url(view, Related(None, None, inline="metadata", owner=item))
+        urls["oai_dc"] = related_url(view, Related(None, None, inline="oai_dc", owner=item))
+    return {key: value for key, value in urls.items() if value}
+
+
+def new_urlkey() -> str:
+    """A fresh key per answer (grammar ``10*DIGIT ["-" 10*DIGIT]``, Table 5.1)."""
+    return f"{int(time.time()):010d}-{secrets.randbelow(10**16):016d}"
+
+
+def _relation_pairs(view: ArchiveView, item: Item, relation: Relation, filepath: str, file_list: bool) -> list[Pair]:
+    related = follow(view, item, relation)
+    if related is None:
+        return []
+    suffix = relation_text(relation)
+    pairs: list[Pair] = []
+    if related.forms is not None:
+        pairs.append(("ibi" + suffix, related.forms))
+    url = related_url(view, related, filepath, file_list)
+    if url is not None:
+        described = related.owner if related.inline is not None else related.item
+        content_type = "Metadata" if related.inline is not None else described.content_type
+        pairs += [
+            ("url" + suffix, url),
+            ("contenttype" + suffix, content_type),
+            ("state" + suffix, described.state),
+            ("timestamp" + suffix, described.timestamp),
+        ]
+    return pairs
+
+
+def property_list(
+    view: ArchiveView,
+    key: str,
+    *,
+    filepath: str = "",
+    verbs: VerbList | None = None,
+    relations: Iterable[Relation] | None = None,
+    urlkey: Callable[[], str] = new_urlkey,
+) -> list[Pair]:
+    """Algorithm 2 (MONTARLISTADEURL): every property of IBI `key` known to the Archive.
+
+    Empty when the Archive does not hold the IBI.  `relations` narrows the loop of line 21
+    (the resolver asks only for the relation it needs; filtering never changes the outcome).
+    Names are sorted.
+    """
+    item = view.item(key)
+    if item is None:
+        return []
+    info = view.info
+    pairs: list[Pair] = [
+        ("archiveaddress", info.address),
+        ("ibi.archiveservice", info.service_forms()),
+        ("ibi.platformsoftware", ibi_forms_of(info.platform_ibi) if info.platform_ibi else ()),
+    ]
+    if item.state == "Deleted":
+        pairs += [("ibi", item.forms()), ("state", item.state), ("timestamp", item.timestamp)]
+        return sorted(pairs, key=lambda pair: pair[0])
+    if item.next_edition is not None:
+        pairs.append(("ibi.nextedition", ibi_forms_of(item.next_edition)))
+    pairs.append(("urlkey", urlkey()))
+    file_list = bool(verbs and verbs.file_list)
+    wanted = view.relations() if relations is None else relations
+    for relation in wanted:
+        pairs += _relation_pairs(view, item, relation, filepath, file_list)
+    return sorted(pairs, key=lambda pair: pair[0])
+
+
+IDENTIFYING = ("archiveaddress", "ibi", "ibi.archiveservice", "ibi.platformsoftware", "urlkey")
+_PROPERTY_NAMES = ("contenttype", "ibi", "state", "timestamp", "url")
+
+
+def _relation_of(name: str) -> tuple[str, str] | None:
+    for x in _PROPERTY_NAMES:
+        if name == x or name.startswith(x + ".") or name.startswith(x + "("):
+            return x, name[len(x):]
+    return None
+
+
+def _matches(relation_suffix: str, wanted: Relation) -> bool:
+    """Whether a pair's relation is the wanted one; a language-less translation step
+    wanted keeps every .translation(..) at that place (Example 7.3)."""
+    from .relations import parse_relation
+
+    try:
+        relation = parse_relation(relation_suffix)
+    except Exception:  # not a relation name: not the asked one
+        return False
+    if len(relation) != len(wanted):
+        return False
+    for have, want in zip(relation, wanted):
+        if have.kind != want.kind:
+            return False
+        if want.param is not None and have.param != want.param:
+            return False
+        if want.param is None and want.kind != "translation" and have.param is not None:
+            return False
+    return True
+
+
+def filter_property_list(pairs: list[Pair], verbs: VerbList | None) -> list[Pair]:
+    """FILTRARLISTADEURL: keep the identifying pairs and those of the asked relation.
+
+    Optional in the standard, and it never changes the outcome.  ``ibi.nextedition`` is
+    kept when the verb list asks for the last edition; ``state``/``timestamp`` of a
+    Deleted answer are kept so that the resolver can tell it was deleted.
+    """
+    wanted: Relation = verbs.steps if verbs is not None else ()
+    asks_last_edition = any(step.kind == "lastedition" for step in wanted)
+    deleted = ("state", "Deleted") in pairs
+    kept = []
+    for name, value in pairs:
+        if name in IDENTIFYING or (name == "ibi.nextedition" and asks_last_edition):
+            kept.append((name, value))
+        elif deleted and name in ("state", "timestamp"):
+            kept.append((name, value))
+        else:
+            split = _relation_of(name)
+            if split is not None and split[1] != ".archiveservice" and _matches(split[1], wanted):
+                kept.append((name, value))
+    return kept
+
+
+def archive_response(view: ArchiveView, query: Mapping[str, str], urlkey: Callable[[], str] = new_urlkey) -> list[Pair]:
+    """Algorithm 1 (MONTARRESPOSTA) for the three service subjects of §7.
+
+    `query` holds the decoded request pairs; raises UsageError for an unknown subject or
+    a urlRequest without ``parsedibiurl.ibi``.
+    """
+    from ..errors import UsageError
+    from .identifiers import ibi_key
+    from .relations import parse_verb_list
+
+    subject = query.get("servicesubject")
+    if subject == "inclusionConfirmationRequest":
+        return [("confirmation", "yes")]
+    if subject == "acknowledgment":
+        return [("notice", ("acknowledgment", "received"))]
+    if subject != "urlRequest":
+        raise UsageError(
+            f"servicesubject {subject!r}: expected inclusionConfirmationRequest, urlRequest or acknowledgment"
+        )
+    if not query.get("parsedibiurl.ibi"):
+        raise UsageError("urlRequest without parsedibiurl.ibi: expected the IBI to resolve")
+    verbs = parse_verb_list(query["parsedibiurl.verblist"]) if query.get("parsedibiurl.verblist") else None
+    key = ibi_key(query["parsedibiurl.ibi"])
+    pairs = property_list(view, key, filepath=query.get("parsedibiurl.filepath", ""), verbs=verbs, urlkey=urlkey)
+    return filter_property_list(pairs, verbs)

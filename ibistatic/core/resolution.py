@@ -1,0 +1,221 @@
+"""The resolution process (ibi-spec.md §8, resolution-system §6.2 and §8), with no network.
+
+The live resolver fans a urlRequest out to every Archive; here each Archive is an
+:class:`~ibistatic.core.properties.ArchiveView` (over a crawl or over the JSON index)
+and its answer is computed by the same MONTARLISTADEURL.  The steps:
+
+1. Ask every Archive, in the configured order, for the IBI and the wanted relation.
+2. With ``requireditemstatus=Original``: exactly one answer claiming the original is
+   taken; none → ``no-original``.  Two or more Archives claiming the original is a
+   ``conflict`` alert whatever was asked (§3: "two or more Archives are under
+   suspicion; an investigation is needed").
+3. Otherwise the first non-empty answer that satisfies the request; an answer with
+   state Deleted only ends in ``deleted`` when no other Archive has the item.
+4. No URL for the wanted relation: follow the ``ibi<prefix>`` of the longest answered
+   prefix of the relation with the steps still to apply, or ``ibi.nextedition`` with
+   the verb list unchanged; a chain that comes back to where it was is a ``loop``.
+5. ``+`` without a language is chosen from the Accept-Language preferences among the
+   translations the answer offers (the item itself when its own language is
+   preferred or when no translation matches).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from .identifiers import Ibi, parse_ibi
+from .languages import match_language
+from .properties import ArchiveView, property_list
+from .relations import Relation, Step, VerbList, relation_text
+
+__all__ = ["Resolution", "resolve", "ALERTS", "wanted_relations"]
+
+ALERTS = ("not-found", "deleted", "conflict", "no-original", "unavailable", "loop")
+MAX_HOPS = 64
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """The outcome: a URL, or an alert; where it came from; the IBIs followed."""
+
+    url: str | None
+    alert: str | None
+    archive: str | None = None  # the Archive's name (its directory)
+    address: str | None = None  # its archiveaddress
+    state: str | None = None
+    ibi: str | None = None  # the IBI whose URL was returned (after editions/translations)
+    content_type: str | None = None
+    chain: tuple[str, ...] = ()  # every IBI asked, in order
+    relation: str = ""  # the relation finally answered, e.g. '.metadata(oai_dc)'
+    message: str = ""
+
+    def as_json(self) -> dict:
+        return {
+            "url": self.url, "alert": self.alert, "archive": self.archive,
+            "archiveaddress": self.address, "state": self.state, "ibi": self.ibi,
+            "contenttype": self.content_type, "chain": list(self.chain),
+            "relation": self.relation, "message": self.message,
+        }
+
+
+_MESSAGES = {
+    "not-found": "no Archive holds this IBI",
+    "deleted": "the item was deleted",
+    "conflict": "two or more Archives claim the original: they are under suspicion; an investigation is needed",
+    "no-original": "no Archive holds the original of this item",
+    "unavailable": "no Archive can answer this relation of the item",
+    "loop": "the chain of editions or translations loops",
+}
+
+
+def _alert(alert: str, chain: list[str], **known) -> Resolution:
+    return Resolution(None, alert, chain=tuple(chain), message=_MESSAGES[alert], **known)
+
+
+def _pattern_matches(relation: Relation, pattern: Relation) -> bool:
+    """`relation` is `pattern` with each language-less translation step made concrete."""
+    if len(relation) != len(pattern):
+        return False
+    for have, want in zip(relation, pattern):
+        if have.kind != want.kind:
+            return False
+        if have.param != want.param and not (want.kind == "translation" and want.param is None):
+            return False
+    return True
+
+
+def wanted_relations(view: ArchiveView, steps: Relation) -> list[Relation]:
+    """The relations of the Archive's set that the request needs: the wanted one (every
+    language for a language-less translation step) and its prefixes, to follow."""
+    prefixes = [steps[:n] for n in range(1, len(steps) + 1)] or [()]
+    if () not in prefixes:
+        prefixes.insert(0, ())
+    return [r for r in view.relations() if any(_pattern_matches(r, p) for p in prefixes)]
+
+
+def _as_dict(pairs) -> dict:
+    return {name: value for name, value in pairs}
+
+
+def _first_form(forms) -> str | None:
+    return forms[1] if isinstance(forms, tuple) and len(forms) >= 2 else None
+
+
+def _choose_languages(steps: Relation, answer: dict, preferences: Sequence[str]) -> Relation | None:
+    """Make each language-less translation step concrete from what `answer` offers.
+
+    None when the answer does not reach that step (the relation must be followed first).
+    """
+    steps = list(steps)
+    for index, step in enumerate(steps):
+        if step.kind != "translation" or step.param is not None:
+            continue
+        head = relation_text(tuple(steps[:index])) + ".translation("
+        offered = sorted({
+            name[len(kind) + len(head):].split(")", 1)[0]
+            for name in answer for kind in ("ibi", "url")
+            if name.startswith(kind + head)
+        })
+        if not offered:
+            if any(name in ("ibi" + relation_text(tuple(steps[:index]) + (step,)), "url" + relation_text(tuple(steps[:index]) + (step,))) for name in answer):
+                continue  # the item has no language: `.translation` is the item itself
+            return None
+        chosen = match_language(list(preferences), offered)
+        if chosen is None:
+            del steps[index]  # no translation matches: the item itself
+            return _choose_languages(tuple(steps), answer, preferences)
+        steps[index] = Step("translation", chosen)
+    return tuple(steps)
+
+
+def _claims_original(answer: dict) -> bool:
+    return answer.get("state") == "Original"
+
+
+def resolve(
+    views: Sequence[ArchiveView],
+    ibi: Ibi | str,
+    verbs: VerbList | None = None,
+    *,
+    filepath: str = "",
+    required_status: str = "",
+    languages: Sequence[str] = (),
+) -> Resolution:
+    """Resolve `ibi` with `verbs` over the Archives `views`, in order (§8).
+
+    `languages` are the Accept-Language tags, most preferred first.
+    """
+    ibi = parse_ibi(ibi) if isinstance(ibi, str) else ibi
+    steps: Relation = verbs.steps if verbs is not None else ()
+    file_list = bool(verbs and verbs.file_list)
+    key, text = ibi.key, ibi.text
+    chain: list[str] = []
+    visited: set[tuple[str, Relation]] = set()
+    for _ in range(MAX_HOPS):
+        if (key, steps) in visited:
+            return _alert("loop", chain + [text])
+        visited.add((key, steps))
+        chain.append(text)
+        step_verbs = VerbList(steps, file_list)
+        answers = []
+        for view in views:
+            pairs = property_list(view, key, filepath=filepath, verbs=step_verbs, relations=wanted_relations(view, steps), urlkey=lambda: "")
+            if pairs:
+                answers.append((view, _as_dict(pairs)))
+        if not answers:
+            return _alert("not-found", chain)
+        originals = [(v, a) for v, a in answers if _claims_original(a)]
+        if len(originals) > 1:
+            return _alert("conflict", chain, ibi=text)
+        if required_status == "Original":
+            if not originals:
+                return _alert("no-original", chain, ibi=text)
+            answers = originals
+        live = [(v, a) for v, a in answers if a.get("state") != "Deleted"]
+        if not live:
+            view, answer = answers[0]
+            return _alert("deleted", chain, archive=view.info.name, address=view.info.address, state="Deleted", ibi=_first_form(answer.get("ibi")) or text)
+        outcome = _from_answers(live, steps, languages)
+        if isinstance(outcome, Resolution):
+            return Resolution(**{**outcome.__dict__, "chain": tuple(chain)})
+        if outcome is None:
+            return _alert("unavailable", chain, ibi=text)
+        next_ibi, steps = outcome
+        key, text = parse_ibi(next_ibi).key, next_ibi
+    return _alert("loop", chain)
+
+
+def _from_answers(answers, steps: Relation, languages: Sequence[str]):
+    """A Resolution when an answer has the URL; (IBI, steps) to ask next; None if stuck."""
+    follow = None
+    for view, answer in answers:
+        concrete = _choose_languages(steps, answer, languages)
+        if concrete is not None:
+            suffix = relation_text(concrete)
+            if "url" + suffix in answer:
+                return Resolution(
+                    url=answer["url" + suffix], alert=None, archive=view.info.name,
+                    address=view.info.address, state=answer.get("state" + suffix),
+                    ibi=_first_form(answer.get("ibi" + suffix)),
+                    content_type=answer.get("contenttype" + suffix), relation=suffix,
+                )
+        if follow is None:
+            follow = _next_request(answer, concrete if concrete is not None else steps)
+    return follow
+
+
+def _next_request(answer: dict, steps: Relation) -> tuple[str, Relation] | None:
+    """Where to ask next: the IBI of the longest answered prefix, or the next edition."""
+    own = (_first_form(answer.get("ibi")) or "").lower()
+    for length in range(len(steps), 0, -1):
+        prefix = steps[:length]
+        if any(s.kind == "translation" and s.param is None for s in prefix):
+            continue  # a language not chosen yet cannot be followed
+        target = _first_form(answer.get("ibi" + relation_text(prefix)))
+        if target is None or (length == len(steps) and target.lower() == own):
+            continue  # unknown, or the item itself with nothing left to apply
+        return target, steps[length:]
+    if steps and steps[0].kind == "lastedition" and "ibi.nextedition" in answer:
+        return _first_form(answer["ibi.nextedition"]), steps
+    return None

@@ -1,0 +1,142 @@
+"""The storage model across Archives (ibi-spec.md §3) and reference checks.
+
+1. The original of an item is stored in exactly one Archive.
+2. Every item has an original somewhere (no copy without an original).
+3. An Archive holds at most one item with a given IBI.
+4. Copies keep the IBI of their original and may sit in many Archives.
+
+Violations are reported as problems and kept: the resolver alerts on them ("conflict"
+when two Archives claim the original, "no-original" when only copies exist).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from ..errors import Problem
+from .model import ArchiveInfo, Item
+
+__all__ = ["Holdings", "check_storage_model"]
+
+
+@dataclass
+class Holdings:
+    """Every Archive's items, indexed by IBI key (both forms), in resolution order."""
+
+    archives: list[ArchiveInfo]
+    by_archive: dict[str, dict[str, Item]] = field(default_factory=dict)
+    conflicts: set[str] = field(default_factory=set)  # repository keys with 2+ originals
+    orphans: set[str] = field(default_factory=set)  # repository keys with copies and no original
+
+    def holders(self, key: str) -> list[tuple[ArchiveInfo, Item]]:
+        found = []
+        for info in self.archives:
+            item = self.by_archive.get(info.name, {}).get(key)
+            if item is not None:
+                found.append((info, item))
+        return found
+
+    def all_items(self) -> Iterable[Item]:
+        for info in self.archives:
+            seen: set[int] = set()
+            for item in self.by_archive.get(info.name, {}).values():
+                if id(item) not in seen:
+                    seen.add(id(item))
+                    yield item
+
+
+def _where(item: Item) -> str:
+    return f"{item.repository.text}/item.yaml"
+
+
+def check_storage_model(
+    archives: Sequence[ArchiveInfo], items: Iterable[Item]
+) -> tuple[Holdings, list[Problem]]:
+    """Index items by key per Archive and report every storage-model violation.
+
+    Within one Archive the first item with a key wins (rule 3); an IBIp claimed by two
+    repositories is reported and left with its first claimant.
+    """
+    holdings = Holdings(list(archives), {info.name: {} for info in archives})
+    problems: list[Problem] = []
+    ibip_owner: dict[str, Item] = {}
+    for item in items:
+        own = holdings.by_archive.setdefault(item.archive, {})
+        clash = next((own[k] for k in item.keys() if k in own), None)
+        if clash is not None:
+            problems.append(Problem(item.archive, _where(item), "", f"the IBI of {clash.repository.text} again", "at most one item per IBI in an Archive (storage model, rule 3)"))
+            continue
+        if item.ibip is not None:
+            owner = ibip_owner.setdefault(item.ibip.key, item)
+            if owner.repository != item.repository:
+                problems.append(Problem(item.archive, _where(item), "ibip", f"{item.ibip.text!r}, already the IBIp of {owner.repository.text} in {owner.archive}", "an IBIp no other repository claims"))
+                item = _without_ibip(item)
+        for key in item.keys():
+            own[key] = item
+    problems += _original_problems(holdings)
+    problems += _reference_problems(holdings)
+    return holdings, problems
+
+
+def _without_ibip(item: Item) -> Item:
+    from dataclasses import replace
+
+    return replace(item, ibip=None)
+
+
+def _original_problems(holdings: Holdings) -> list[Problem]:
+    problems = []
+    states: dict[str, list[Item]] = {}
+    for item in holdings.all_items():
+        states.setdefault(item.key, []).append(item)
+    for key, held in states.items():
+        originals = [i for i in held if i.state == "Original"]
+        if len(originals) > 1:
+            holdings.conflicts.add(key)
+            names = ", ".join(i.archive for i in originals)
+            for item in originals:
+                problems.append(Problem(item.archive, _where(item), "state", f"Original, also claimed by {names}", "one Archive holding the original (storage model, rule 1): two or more Archives are under suspicion; an investigation is needed"))
+        elif not originals and any(i.state == "Copy" for i in held):
+            holdings.orphans.add(key)
+            for item in held:
+                if item.state == "Copy":
+                    problems.append(Problem(item.archive, _where(item), "state", "a Copy whose original no Archive holds", "an Original in some Archive (storage model, rule 2)", "warning"))
+    return problems
+
+
+def _reference_problems(holdings: Holdings) -> list[Problem]:
+    """Dangling references, metadata that is not Metadata, next-edition loops."""
+    known: dict[str, Item] = {}
+    for item in holdings.all_items():
+        for key in item.keys():
+            known.setdefault(key, item)
+    problems = []
+    for item in holdings.all_items():
+        references = [("next-edition", item.next_edition), ("metadata", item.metadata)]
+        references += [(f"translations.{tag}", ibi) for tag, ibi in item.translations]
+        for key, ibi in references:
+            if ibi is not None and ibi.key not in known:
+                problems.append(Problem(item.archive, _where(item), key, f"a dangling reference to {ibi.text}, which no Archive holds", "the IBI of an item in one of the archives", "warning"))
+        if item.metadata is not None and item.metadata.key in known and known[item.metadata.key].content_type != "Metadata":
+            problems.append(Problem(item.archive, _where(item), "metadata", f"{item.metadata.text}, whose content-type is Data", "the IBI of a Metadata item", "warning"))
+    problems += _edition_loops(holdings, known)
+    return problems
+
+
+def _edition_loops(holdings: Holdings, known: dict[str, Item]) -> list[Problem]:
+    problems = []
+    reported: set[str] = set()
+    for item in holdings.all_items():
+        seen = [item.key]
+        current = item
+        while current.next_edition is not None and current.next_edition.key in known:
+            current = known[current.next_edition.key]
+            if current.key in seen:
+                cycle = seen[seen.index(current.key):]
+                if not reported.intersection(cycle):
+                    reported.update(cycle)
+                    problems.append(Problem(item.archive, _where(item), "next-edition", "a next-edition chain that loops: " + " -> ".join(cycle + [current.key]), "editions that end in a last edition", "warning"))
+                break
+            seen.append(current.key)
+    return problems

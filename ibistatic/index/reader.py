@@ -1,0 +1,97 @@
+"""Reading the JSON index: open once, look up many.  Only the shards asked for are read."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..core.model import ArchiveInfo, Item
+from ..errors import IbistaticError
+from .records import FORMAT, VERSION, archive_from_record, item_from_record, shard_name
+
+__all__ = ["Index", "IndexArchiveView", "IndexUnavailable", "find_index_dir"]
+
+
+class IndexUnavailable(IbistaticError):
+    """No index where one was expected, or one this version cannot read."""
+
+
+def find_index_dir(path: Path | str) -> Path:
+    """A built site (its ``index/``) or the index folder itself."""
+    path = Path(path)
+    for candidate in (path, path / "index"):
+        if (candidate / "manifest.json").is_file():
+            return candidate
+    raise IndexUnavailable(f"{path}: no index here (expected manifest.json in it or in its index/ folder; run 'ibistatic build' first)")
+
+
+class Index:
+    def __init__(self, path: Path | str) -> None:
+        self.path = find_index_dir(path)
+        manifest_path = self.path / "manifest.json"
+        with open(manifest_path, "rb") as handle:
+            self.manifest = json.load(handle)
+        self.identity = _identity(manifest_path)
+        if self.manifest.get("format") != FORMAT or self.manifest.get("version") != VERSION:
+            raise IndexUnavailable(f"{manifest_path}: format {self.manifest.get('format')!r} version {self.manifest.get('version')!r}; expected {FORMAT!r} version {VERSION}")
+        self.site_url: str = self.manifest["site-url"]
+        self.digits: int = self.manifest["shard-digits"]
+        self._shards: dict[str, dict] = {}
+        self.archives: list[tuple[ArchiveInfo, tuple]] = [archive_from_record(r) for r in self.manifest["archives"]]
+        self._views = [IndexArchiveView(info, self.site_url, relations, self) for info, relations in self.archives]
+
+    def shard(self, name: str) -> dict:
+        shard = self._shards.get(name)
+        if shard is None:
+            try:
+                with open(self.path / "shards" / f"{name}.json", "rb") as handle:
+                    shard = json.load(handle)
+            except FileNotFoundError:
+                shard = {}  # no key hashed there
+            self._shards[name] = shard
+        return shard
+
+    def records(self, key: str) -> list[dict]:
+        return self.shard(shard_name(key, self.digits)).get(key, [])
+
+    def views(self) -> list["IndexArchiveView"]:
+        return self._views
+
+    def changed(self) -> bool:
+        """Whether a new build replaced the index since it was opened."""
+        return _identity(self.path / "manifest.json") != self.identity
+
+
+def _identity(path: Path):
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return (st.st_ino, st.st_mtime_ns, st.st_size)
+
+
+@dataclass
+class IndexArchiveView:
+    """An ArchiveView (core.properties) over the index: items are read on demand."""
+
+    info: ArchiveInfo
+    site_url: str
+    _relations: tuple
+    index: Index
+    _items: dict = field(default_factory=dict)
+
+    def relations(self):
+        return self._relations
+
+    def item(self, key: str) -> Item | None:
+        if key in self._items:
+            return self._items[key]
+        found = None
+        for record in self.index.records(key):
+            if record["archive"] == self.info.name:
+                found = item_from_record(record)
+                break
+        self._items[key] = found
+        return found

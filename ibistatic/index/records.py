@@ -1,0 +1,106 @@
+"""Pure conversions between the model and the index's JSON records, and the shard hash.
+
+The shard of a key is FNV-1a (32 bit) of its UTF-8 bytes modulo 16**digits, written in
+lower-case hex: simple enough that the site's 404 page computes it in the browser.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..core.identifiers import parse_ibi, parse_repository_name
+from ..core.model import ArchiveInfo, Item
+from ..core.relations import parse_relation, relation_text
+
+__all__ = ["FORMAT", "VERSION", "fnv1a", "shard_name", "item_record", "item_from_record", "archive_record", "archive_from_record"]
+
+FORMAT = "ibistatic-index"
+VERSION = 1
+
+
+def fnv1a(text: str) -> int:
+    """FNV-1a, 32 bit, over the UTF-8 bytes of `text`."""
+    value = 0x811C9DC5
+    for byte in text.encode("utf-8"):
+        value = ((value ^ byte) * 0x01000193) & 0xFFFFFFFF
+    return value
+
+
+def shard_name(key: str, digits: int) -> str:
+    return format(fnv1a(key) % (16**digits), f"0{digits}x")
+
+
+def item_record(item: Item) -> dict[str, Any]:
+    """An Item as JSON; keys with their default value are left out to keep shards small."""
+    record: dict[str, Any] = {
+        "archive": item.archive,
+        "repository": item.repository.text,
+        "state": item.state,
+        "timestamp": item.timestamp,
+    }
+    optional = {
+        "ibip": item.ibip.text if item.ibip else None,
+        "content-type": item.content_type if item.content_type != "Data" else None,
+        "target": item.target,
+        "language": item.language,
+        "translations": [[tag, ibi.text] for tag, ibi in item.translations] or None,
+        "next-edition": item.next_edition.text if item.next_edition else None,
+        "metadata": item.metadata.text if item.metadata else None,
+        "formats": [list(pair) for pair in item.formats] or None,
+        "dublin-core": [[key, list(values)] for key, values in item.dublin_core] or None,
+        "transferable": False if not item.transferable else None,
+        "files": list(item.files) or None,
+    }
+    record.update({key: value for key, value in optional.items() if value is not None})
+    return record
+
+
+def item_from_record(record: dict[str, Any]) -> Item:
+    get = record.get
+    return Item(
+        archive=record["archive"],
+        repository=parse_repository_name(record["repository"]),
+        state=record["state"],
+        timestamp=record["timestamp"],
+        ibip=parse_ibi(get("ibip")) if get("ibip") else None,
+        content_type=get("content-type", "Data"),
+        target=get("target"),
+        language=get("language"),
+        translations=tuple((tag, parse_ibi(text)) for tag, text in get("translations", ())),
+        next_edition=parse_ibi(get("next-edition")) if get("next-edition") else None,
+        metadata=parse_ibi(get("metadata")) if get("metadata") else None,
+        formats=tuple(tuple(pair) for pair in get("formats", ())),
+        dublin_core=tuple((key, tuple(values)) for key, values in get("dublin-core", ())),
+        transferable=get("transferable", True),
+        files=tuple(get("files", ())),
+    )
+
+
+def archive_record(info: ArchiveInfo, relations) -> dict[str, Any]:
+    """archive.yaml as JSON, with the relation set the Archive answers (declared or default)."""
+    return {
+        "name": info.name,
+        "address": info.address,
+        "service-ibi": info.service_ibi.text,
+        "service-ibip": info.service_ibip.text if info.service_ibip else None,
+        "platform-software-ibi": info.platform_ibi.text if info.platform_ibi else None,
+        "file-url": info.file_url,
+        "file-list-url": info.file_list_url,
+        "relations-declared": info.relations is not None,
+        "relations": [relation_text(r) for r in relations],
+    }
+
+
+def archive_from_record(record: dict[str, Any]) -> tuple[ArchiveInfo, tuple]:
+    relations = tuple(parse_relation(text) for text in record["relations"])
+    info = ArchiveInfo(
+        name=record["name"],
+        address=record["address"],
+        service_ibi=parse_repository_name(record["service-ibi"]),
+        service_ibip=parse_ibi(record["service-ibip"]) if record.get("service-ibip") else None,
+        platform_ibi=parse_ibi(record["platform-software-ibi"]) if record.get("platform-software-ibi") else None,
+        file_url=record["file-url"],
+        file_list_url=record["file-list-url"],
+        relations=relations if record.get("relations-declared") else None,
+    )
+    return info, relations

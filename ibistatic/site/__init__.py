@@ -1,0 +1,1 @@
+"""The published site: build orchestration, atomic swap, renderers."""

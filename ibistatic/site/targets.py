@@ -1,0 +1,75 @@
+"""What the static site publishes: one persistent URL per IBI form and emitted modifier,
+each with the answer the resolver gives for it (so the site agrees with ``resolve``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+from ..archive.load import LoadedArchives
+from ..core.model import Item
+from ..core.properties import ArchiveView
+from ..core.relations import Relation, compositions, modifier_text, parse_modifier, relation_to_verb_list
+from ..core.resolution import Resolution, resolve
+
+__all__ = ["DEFAULT_MODIFIERS", "PageTarget", "emitted_modifiers", "page_targets", "item_languages"]
+
+#: Emitted by default for every IBI form: the bare URL, the last edition and the two
+#: metadata forms; everything else is answered by 404.html in the browser.
+DEFAULT_MODIFIERS = ("", "!", ":", ":(oai_dc)")
+
+
+@dataclass(frozen=True)
+class PageTarget:
+    path: str  # after the site URL, not percent-encoded: '8JMKD3MGP8W/35MMLL8!:(oai_dc)'
+    ibi: str  # the IBI as written (repository path on disk, or the ibip of item.yaml)
+    modifier: str  # '!:(oai_dc)'; '' for the bare URL
+    item: Item  # the item as the first Archive holding it describes it
+    resolution: Resolution  # without Accept-Language
+    #: for modifiers with a language-less '+': language tag -> resolution when that
+    #: language is the browser's preference (the browser picks; `resolution` is the fallback)
+    negotiation: tuple[tuple[str, Resolution], ...] = field(default=())
+
+
+def item_languages(item: Item) -> list[str]:
+    tags = {tag for tag, _ in item.translations}
+    if item.language:
+        tags.add(item.language)
+    return sorted(tags)
+
+
+def emitted_modifiers(setting, item: Item) -> list[Relation]:
+    """The modifiers emitted for `item`: 'default', 'all' (Table 6.2 with the item's
+    languages and oai_dc) or an explicit list."""
+    if setting == "all":
+        return compositions(item_languages(item), ("oai_dc",))
+    texts = DEFAULT_MODIFIERS if setting == "default" else setting
+    return [parse_modifier(text) for text in texts]
+
+
+def _has_open_translation(relation: Relation) -> bool:
+    return any(step.kind == "translation" and step.param is None for step in relation)
+
+
+def _negotiate(views: Sequence[ArchiveView], item: Item, relation: Relation, languages: list[str]):
+    verbs = relation_to_verb_list(relation)
+    return tuple((tag, resolve(views, item.repository, verbs, languages=[tag])) for tag in languages)
+
+
+def page_targets(loaded: LoadedArchives, setting="default", views: Sequence[ArchiveView] | None = None) -> Iterator[PageTarget]:
+    """Every emitted persistent URL, in a stable order (by repository key, form, modifier)."""
+    views = views if views is not None else loaded.views()
+    first_holder: dict[str, Item] = {}
+    for item in loaded.holdings.all_items():
+        first_holder.setdefault(item.key, item)
+    for key in sorted(first_holder):
+        item = first_holder[key]
+        forms = [item.repository.text] + ([item.ibip.text] if item.ibip else [])
+        for relation in emitted_modifiers(setting, item):
+            verbs = relation_to_verb_list(relation)
+            resolution = resolve(views, item.repository, verbs)
+            negotiation = _negotiate(views, item, relation, item_languages(item)) if _has_open_translation(relation) else ()
+            modifier = modifier_text(relation)
+            for ibi in forms:
+                yield PageTarget(ibi + modifier, ibi, modifier, item, resolution, negotiation)
