@@ -110,24 +110,27 @@ def load_yaml(path: Path, cache: CrawlCache | None = None) -> Any:
     st = os.stat(path)
     identity = (st.st_ino, st.st_size, st.st_mtime_ns)
     key = str(path)
-    if cache is not None:
-        value = cache.get(key, identity)
-        if value is not _MISSING:
-            return value
-    try:
-        with open(path, "rb") as handle:
-            value = yaml.load(handle, Loader=_Loader)
-    except yaml.YAMLError as error:
-        value = _YamlError(_yaml_message(error))
-    except UnicodeDecodeError as error:
-        value = _YamlError(f"bytes that are not UTF-8 at byte {error.start}")
-    if cache is not None:
-        cache.put(key, identity, value)
-    if isinstance(value, _YamlError):
+    value = cache.get(key, identity) if cache is not None else _MISSING
+    if value is _MISSING:
+        value = _parse_yaml(path)
+        if cache is not None:
+            cache.put(key, identity, value)
+    if isinstance(value, _YamlError):  # errors are cached too: raise them on every read
         raise _YamlProblem(value.found)
     return value
 
 
+def _parse_yaml(path: Path) -> Any:
+    with open(path, "rb") as handle:
+        data = handle.read()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        return _YamlError(f"bytes that are not UTF-8 at byte {error.start + 1}")
+    try:
+        return yaml.load(text, Loader=_Loader)
+    except yaml.YAMLError as error:
+        return _YamlError(_yaml_message(error))
 @dataclass(frozen=True)
 class _YamlError:
     found: str
@@ -181,7 +184,9 @@ def _doc_files(doc: str, root_real: str, problems: list[Problem], archive: str, 
             entries = list(os.scandir(directory))
         except OSError:
             continue
-        for entry in entries:
+        for entry in sorted(entries, key=lambda e: e.name):
+            if entry.name.startswith("."):
+                continue  # .DS_Store and editors' files are not the item's
             relative = prefix + entry.name
             if entry.is_symlink() and not _inside(root_real, entry.path):
                 problems.append(Problem(archive, os.path.relpath(entry.path, root), "", "a symbolic link out of the archive root", "a file inside the archive (the link is not followed)", "warning"))

@@ -32,6 +32,19 @@ ITEM_KEYS = (
 TEMPLATE_FIELDS = ("address", "repository", "ibip", "path", "site")
 
 # hostport (Section 4.1): a host name or IPv4, optional port.
+def _shown(value: Any) -> str:
+    """A value as the user wrote it in YAML, with its YAML kind (no Python names)."""
+    if value is None:
+        return "nothing"
+    if isinstance(value, str):
+        return repr(value)  # text is the common case: quoting it says enough
+    kinds = {bool: "a boolean", int: "a number", float: "a number", str: "text", list: "a list", dict: "a mapping"}
+    if isinstance(value, (_dt.date, _dt.datetime)):
+        return f"{value.isoformat()} (a YAML date)"
+    kind = next((k for t, k in kinds.items() if isinstance(value, t)), "a value")
+    return f"{value!r} ({kind})" if not isinstance(value, (list, dict)) else kind
+
+
 HOSTPORT = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?(?::[0-9]{1,5})?")
 ISO_UTC = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?Z")
 
@@ -61,11 +74,11 @@ def _syntax_found(error: IbiSyntaxError) -> str:
 
 
 def _string(c: Collector, raw: Mapping, key: str, expected: str) -> str | None:
-    value = raw.get(key)
-    if value is None:
+    if key not in raw:
         return None
+    value = raw.get(key)
     if not isinstance(value, str) or not value.strip():
-        c.error(key, f"{value!r} ({type(value).__name__})", expected)
+        c.error(key, _shown(value), expected)
         return None
     return value.strip()
 
@@ -73,7 +86,7 @@ def _string(c: Collector, raw: Mapping, key: str, expected: str) -> str | None:
 def _ibi(c: Collector, key: str, text: Any, *, repository_only: bool = False) -> Ibi | None:
     what = "an IBI in repository-name form" if repository_only else "an IBI (repository name or IBIp)"
     if not isinstance(text, str):
-        c.error(key, f"{text!r} ({type(text).__name__})", what)
+        c.error(key, _shown(text), what)
         return None
     try:
         return parse_repository_name(text.strip()) if repository_only else parse_ibi(text.strip())
@@ -84,12 +97,12 @@ def _ibi(c: Collector, key: str, text: Any, *, repository_only: bool = False) ->
 
 def _language(c: Collector, key: str, text: Any) -> str | None:
     if not isinstance(text, str):
-        c.error(key, f"{text!r} ({type(text).__name__})", "a language tag such as pt or pt-BR")
+        c.error(key, _shown(text), "a language tag such as pt or pt-BR")
         return None
     try:
         return str(parse_language_tag(text.strip()))
     except IbiSyntaxError as error:
-        c.error(key, _syntax_found(error), "an ISO 639-1 language, optionally '-' and an ISO 3166-1 country")
+        c.error(key, _syntax_found(error), f"an ISO 639-1 language, optionally '-' and an ISO 3166-1 country: {error.expected} there")
         return None
 
 
@@ -115,12 +128,15 @@ def read_archive_info(name: str, raw: Any) -> tuple[ArchiveInfo | None, list[Pro
     from ..core.model import DEFAULT_FILE_LIST_URL, DEFAULT_FILE_URL
 
     c = Collector(name, "archive.yaml")
+    if raw is None:
+        c.error("", "an empty file", "a YAML mapping of keys to values")
+        return None, c.problems
     if not isinstance(raw, Mapping):
-        c.error("", f"a {type(raw).__name__}", "a YAML mapping of keys to values")
+        c.error("", _shown(raw), "a YAML mapping of keys to values")
         return None, c.problems
     _unknown_keys(c, raw, ARCHIVE_KEYS)
-    address = _string(c, raw, "address", "the Archive's host[:port], e.g. mtc-m16c.sid.inpe.br")
-    if address is None and "address" not in raw:
+    address = _string(c, raw, "address", "the Archive's host[:port], e.g. mtc-m16c.sid.inpe.br") if raw.get("address") is not None else None
+    if raw.get("address") is None:
         c.error("address", "nothing", "the Archive's host[:port] (a required key)")
     elif address is not None and not HOSTPORT.fullmatch(address):
         c.error("address", repr(address), "a host name or IP, optionally ':port'")
@@ -185,7 +201,7 @@ def read_item(
     if raw is None:
         raw = {}
     if not isinstance(raw, Mapping):
-        c.error("", f"a {type(raw).__name__}", "a YAML mapping of keys to values")
+        c.error("", _shown(raw), "a YAML mapping of keys to values")
         return None, c.problems
     _unknown_keys(c, raw, ITEM_KEYS)
     fields: dict[str, Any] = {"archive": archive, "repository": name, "files": files}
@@ -214,7 +230,7 @@ def read_item(
 
 
 def _state(c: Collector, raw: Mapping) -> str | None:
-    if "state" not in raw:
+    if raw.get("state") is None:
         c.error("state", "nothing", "one of Original, Copy, Deleted (a required key)")
         return None
     return _choice(c, raw, "state", STATES, None)
@@ -225,7 +241,7 @@ def _choice(c: Collector, raw: Mapping, key: str, allowed: tuple[str, ...], defa
     if value is None:
         return default
     if value not in allowed:
-        c.error(key, repr(value), "one of " + ", ".join(allowed))
+        c.error(key, _shown(value), "one of " + ", ".join(allowed))
         return default
     return value
 
@@ -235,7 +251,7 @@ def _boolean(c: Collector, raw: Mapping, key: str, default: bool) -> bool:
     if value is None:
         return default
     if not isinstance(value, bool):
-        c.error(key, repr(value), "true or false")
+        c.error(key, _shown(value), "true or false")
         return default
     return value
 
@@ -244,13 +260,17 @@ def _timestamp(c: Collector, raw: Mapping, fallback: str) -> str:
     value = raw.get("timestamp")
     if value is None:
         return fallback
+    expected = "an ISO 8601 UTC time ending in Z, e.g. 2009-07-21T13:23:45Z"
     if isinstance(value, _dt.datetime):  # YAML turned an unquoted timestamp into a datetime
         if value.tzinfo is None:
-            c.error("timestamp", repr(str(value)), "an ISO 8601 UTC time ending in Z, e.g. 2009-07-21T13:23:45Z")
+            c.error("timestamp", f"{str(value)!r} (a time without a time zone)", expected)
             return fallback
         value = value.astimezone(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    elif isinstance(value, _dt.date):
+        c.error("timestamp", f"{value.isoformat()!r} (a date without a time)", expected)
+        return fallback
     if not isinstance(value, str) or not ISO_UTC.fullmatch(value):
-        c.error("timestamp", repr(value), "an ISO 8601 UTC time ending in Z, e.g. 2009-07-21T13:23:45Z")
+        c.error("timestamp", _shown(value), expected)
         return fallback
     try:
         _dt.datetime.strptime(value[:19], "%Y-%m-%dT%H:%M:%S")

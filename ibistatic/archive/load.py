@@ -38,6 +38,21 @@ class LoadedArchives:
         return [p for p in self.problems if p.severity == "error"]
 
 
+def _left_out(problems: list[Problem]) -> dict[str, str]:
+    """Keys of the repositories whose item.yaml had errors, with their Archive."""
+    from ..core.identifiers import parse_repository_name
+    from ..errors import IbiSyntaxError
+
+    keys = {}
+    for problem in problems:
+        if problem.severity == "error" and problem.path.endswith("/item.yaml"):
+            try:
+                keys[parse_repository_name(problem.path[: -len("/item.yaml")]).key] = problem.archive
+            except IbiSyntaxError:
+                continue
+    return keys
+
+
 def load_archives(
     roots: Sequence[Path | str],
     site_url: str,
@@ -47,5 +62,5 @@ def load_archives(
     """Crawl `roots` (in resolution order), then apply the storage-model checks."""
     result = crawl(roots, cache, progress)
     infos = [a.info for a in result.archives if a.info is not None]
-    holdings, storage_problems = check_storage_model(infos, result.items())
+    holdings, storage_problems = check_storage_model(infos, result.items(), _left_out(result.problems))
     return LoadedArchives(result, holdings, result.problems + storage_problems, site_url)

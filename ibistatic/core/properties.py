@@ -319,11 +319,12 @@ def _relation_of(name: str) -> tuple[str, str] | None:
 def _matches(relation_suffix: str, wanted: Relation) -> bool:
     """Whether a pair's relation is the wanted one; a language-less translation step
     wanted keeps every .translation(..) at that place (Example 7.3)."""
+    from ..errors import IbiSyntaxError
     from .relations import parse_relation
 
     try:
         relation = parse_relation(relation_suffix)
-    except Exception:  # not a relation name: not the asked one
+    except IbiSyntaxError:  # not a relation name: not the asked one
         return False
     if len(relation) != len(wanted):
         return False
@@ -383,5 +384,7 @@ def archive_response(view: ArchiveView, query: Mapping[str, str], urlkey: Callab
         raise UsageError("urlRequest without parsedibiurl.ibi: expected the IBI to resolve")
     verbs = parse_verb_list(query["parsedibiurl.verblist"]) if query.get("parsedibiurl.verblist") else None
     key = ibi_key(query["parsedibiurl.ibi"])
-    pairs = property_list(view, key, filepath=query.get("parsedibiurl.filepath", ""), verbs=verbs, urlkey=urlkey)
+    # parsedibiurl.filepath is path-absolute (Table 6.9); item files are relative to doc/
+    filepath = query.get("parsedibiurl.filepath", "").lstrip("/")
+    pairs = property_list(view, key, filepath=filepath, verbs=verbs, urlkey=urlkey)
     return filter_property_list(pairs, verbs)

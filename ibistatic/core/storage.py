@@ -51,31 +51,32 @@ def _where(item: Item) -> str:
 
 
 def check_storage_model(
-    archives: Sequence[ArchiveInfo], items: Iterable[Item]
+    archives: Sequence[ArchiveInfo], items: Iterable[Item], left_out: dict[str, str] | None = None
 ) -> tuple[Holdings, list[Problem]]:
     """Index items by key per Archive and report every storage-model violation.
 
     Within one Archive the first item with a key wins (rule 3); an IBIp claimed by two
-    repositories is reported and left with its first claimant.
+    repositories is reported and left with its first claimant.  `left_out` maps the keys
+    of items left out for errors to their Archive, so references to them say so.
     """
     holdings = Holdings(list(archives), {info.name: {} for info in archives})
     problems: list[Problem] = []
     ibip_owner: dict[str, Item] = {}
     for item in items:
         own = holdings.by_archive.setdefault(item.archive, {})
-        clash = next((own[k] for k in item.keys() if k in own), None)
-        if clash is not None:
-            problems.append(Problem(item.archive, _where(item), "", f"the IBI of {clash.repository.text} again", "at most one item per IBI in an Archive (storage model, rule 3)"))
-            continue
         if item.ibip is not None:
             owner = ibip_owner.setdefault(item.ibip.key, item)
             if owner.repository != item.repository:
                 problems.append(Problem(item.archive, _where(item), "ibip", f"{item.ibip.text!r}, already the IBIp of {owner.repository.text} in {owner.archive}", "an IBIp no other repository claims"))
                 item = _without_ibip(item)
+        clash = next((own[k] for k in item.keys() if k in own), None)
+        if clash is not None:
+            problems.append(Problem(item.archive, _where(item), "", f"the IBI of {clash.repository.text} again", "at most one item per IBI in an Archive (storage model, rule 3)"))
+            continue
         for key in item.keys():
             own[key] = item
     problems += _original_problems(holdings)
-    problems += _reference_problems(holdings)
+    problems += _reference_problems(holdings, left_out or {})
     return holdings, problems
 
 
@@ -94,9 +95,9 @@ def _original_problems(holdings: Holdings) -> list[Problem]:
         originals = [i for i in held if i.state == "Original"]
         if len(originals) > 1:
             holdings.conflicts.add(key)
-            names = ", ".join(i.archive for i in originals)
             for item in originals:
-                problems.append(Problem(item.archive, _where(item), "state", f"Original, also claimed by {names}", "one Archive holding the original (storage model, rule 1): two or more Archives are under suspicion; an investigation is needed"))
+                others = ", ".join(i.archive for i in originals if i is not item)
+                problems.append(Problem(item.archive, _where(item), "state", f"Original, also claimed by {others}", "one Archive holding the original (storage model, rule 1): two or more Archives are under suspicion; an investigation is needed"))
         elif not originals and any(i.state == "Copy" for i in held):
             holdings.orphans.add(key)
             for item in held:
@@ -105,7 +106,7 @@ def _original_problems(holdings: Holdings) -> list[Problem]:
     return problems
 
 
-def _reference_problems(holdings: Holdings) -> list[Problem]:
+def _reference_problems(holdings: Holdings, left_out: dict[str, str]) -> list[Problem]:
     """Dangling references, metadata that is not Metadata, next-edition loops."""
     known: dict[str, Item] = {}
     for item in holdings.all_items():
@@ -116,7 +117,9 @@ def _reference_problems(holdings: Holdings) -> list[Problem]:
         references = [("next-edition", item.next_edition), ("metadata", item.metadata)]
         references += [(f"translations.{tag}", ibi) for tag, ibi in item.translations]
         for key, ibi in references:
-            if ibi is not None and ibi.key not in known:
+            if ibi is not None and ibi.key in left_out and ibi.key not in known:
+                problems.append(Problem(item.archive, _where(item), key, f"a reference to {ibi.text}, which {left_out[ibi.key]} holds but leaves out for errors", "the IBI of a valid item", "warning"))
+            elif ibi is not None and ibi.key not in known:
                 problems.append(Problem(item.archive, _where(item), key, f"a dangling reference to {ibi.text}, which no Archive holds", "the IBI of an item in one of the archives", "warning"))
         if item.metadata is not None and item.metadata.key in known and known[item.metadata.key].content_type != "Metadata":
             problems.append(Problem(item.archive, _where(item), "metadata", f"{item.metadata.text}, whose content-type is Data", "the IBI of a Metadata item", "warning"))

@@ -1,0 +1,433 @@
+"""The two written forms of an IBI and their grammars (ibi-spec.md §2.1 and §2.4).
+
+A *repository name* (Table 6.1) is written from a host name::
+
+    sid.inpe.br/mtc-m18@80/2009/07.21.13.23
+
+an *IBIp* (Table 7.1) is written opaquely from an IP address::
+
+    8JMKD3MGP8W/35MME4E
+
+Both are case-insensitive: values compare and hash on their canonical :attr:`key`
+(lower case for repository names, upper case for IBIps) and keep the text as given.
+
+The parser is a small recursive descent, one function per ABNF rule.  It remembers the
+farthest position where the text stopped fitting the grammar and what would have fitted
+there, so an error points at the first character that no valid IBI could have.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from dataclasses import dataclass
+from typing import ClassVar
+
+from ..errors import IbiSyntaxError
+
+__all__ = [
+    "RepositoryName",
+    "Ibip",
+    "Ibi",
+    "parse_ibi",
+    "parse_repository_name",
+    "parse_ibip",
+    "match_ibi",
+    "ibi_key",
+    "split_host_name",
+]
+
+# Runs of characters named after the ABNF rules they serve.  A rule is a run plus a check
+# of its ends (a word neither begins nor ends with "-"), so the caret can land on the
+# character after the run rather than on a hyphen that might still have been followed
+# by a letter.
+WORD_CHARACTERS = re.compile(r"[A-Za-z0-9-]*")  # *(ALPHANUM | "-")
+DIGITS = re.compile(r"[0-9]*")  # *DIGIT
+IBIP_WORD = re.compile(r"[2-9A-HJ-NP-UWXa-hj-np-uwx]*")  # *ALPHANUM of Table 7.1
+
+ALPHA = frozenset(string.ascii_letters)
+DIGIT = frozenset(string.digits)
+
+# What the error message says was expected.
+LETTER = "a letter"
+A_DIGIT = "a digit"
+IBIP_CHARACTER = "an IBIp letter or digit (2-9, or A-Z but I, O, V, Y, Z)"
+END = "end of input"
+
+
+@dataclass(frozen=True, eq=False)
+class RepositoryName:
+    """An IBI written from a host name: ``subdomain/word[.port]/year/month.day.hour.minute[...]``."""
+
+    text: str
+    subdomain: str
+    word: str
+    port: int | None
+    port_separator: str
+    suffix: str
+    form: ClassVar[str] = "repository"
+
+    @property
+    def prefix(self) -> str:
+        """The identification subsystem: ``sid.inpe.br/mtc-m18@80``."""
+        return self.text[: len(self.text) - len(self.suffix) - 1]
+
+    @property
+    def key(self) -> str:
+        """The canonical index key (a repository name is case-insensitive)."""
+        return self.text.lower()
+
+    @property
+    def parts(self) -> tuple[str, str, str, str]:
+        """The four directory names of the uniform repository, as given."""
+        subdomain, word_port = self.prefix.split("/")
+        year, rest = self.suffix.split("/")
+        return subdomain, word_port, year, rest
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, RepositoryName):
+            return NotImplemented
+        return self.key == other.key
+
+    def __hash__(self) -> int:
+        return hash((RepositoryName, self.key))
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@dataclass(frozen=True, eq=False)
+class Ibip:
+    """An IBI written opaquely from an IP address: ``8JMKD3MGP8W/34PGRBS``."""
+
+    text: str
+    prefix: str
+    suffix: str
+    form: ClassVar[str] = "ibip"
+
+    @property
+    def key(self) -> str:
+        """The canonical index key (an IBIp is case-insensitive)."""
+        return self.text.upper()
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Ibip):
+            return NotImplemented
+        return self.key == other.key
+
+    def __hash__(self) -> int:
+        return hash((Ibip, self.key))
+
+    def __str__(self) -> str:
+        return self.text
+
+
+Ibi = RepositoryName | Ibip
+
+
+class _Cursor:
+    """A position in the text, and the farthest place where the grammar stopped fitting."""
+
+    __slots__ = ("text", "pos", "farthest", "expected")
+
+    def __init__(self, text: str, pos: int = 0) -> None:
+        self.text = text
+        self.pos = pos
+        self.farthest = pos
+        self.expected: list[str] = []
+
+    def peek(self) -> str:
+        return self.text[self.pos : self.pos + 1]
+
+    def expect(self, pos: int, *what: str) -> None:
+        """Note that one of ``what`` would have fitted at ``pos``."""
+        if pos > self.farthest:
+            self.farthest, self.expected = pos, []
+        if pos == self.farthest:
+            self.expected.extend(w for w in what if w not in self.expected)
+
+    def take(self, char: str) -> bool:
+        if self.peek() == char:
+            self.pos += 1
+            return True
+        self.expect(self.pos, repr(char))
+        return False
+
+    def run(self, pattern: re.Pattern[str]) -> str:
+        found = pattern.match(self.text, self.pos)
+        assert found is not None  # every run pattern matches the empty string
+        self.pos = found.end()
+        return found.group()
+
+    def error(self, what: str) -> IbiSyntaxError:
+        return IbiSyntaxError(self.text, self.farthest, _either(self.expected), what)
+
+
+def _either(items: list[str]) -> str:
+    if len(items) <= 1:
+        return "".join(items) or "nothing more"
+    return ", ".join(items[:-1]) + " or " + items[-1]
+
+
+def _word(cur: _Cursor) -> str | None:
+    """word = ALPHANUM | (ALPHANUM *(ALPHANUM | "-") ALPHANUM)"""
+    start = cur.pos
+    run = cur.run(WORD_CHARACTERS)
+    word = run.rstrip("-")
+    if not word or word[0] == "-":
+        cur.pos = start
+        cur.expect(start, LETTER, A_DIGIT)
+        return None
+    cur.expect(start + len(run), LETTER, A_DIGIT, "'-'")
+    # A trailing hyphen is not part of the word: the next rule starts at it.
+    cur.pos = start + len(word)
+    return word
+
+
+def _subdomain(cur: _Cursor) -> str | None:
+    """subdomain = *(word ".") last-word ["."]
+
+    last-word = ALPHA | (ALPHA *(ALPHANUM | "-") ALPHANUM)
+    """
+    start = cur.pos
+    labels = []
+    while (label := _word(cur)) is not None:
+        labels.append(label)
+        if not cur.take("."):
+            break
+    if not labels or labels[-1][0] not in ALPHA:
+        cur.pos = start
+        return None
+    return cur.text[start : cur.pos]
+
+
+def _some_digits(cur: _Cursor) -> str | None:
+    """1*DIGIT"""
+    digits = cur.run(DIGITS)
+    cur.expect(cur.pos, A_DIGIT)
+    return digits or None
+
+
+def _port(cur: _Cursor) -> str | None:
+    """port = 1*DIGIT"""
+    return _some_digits(cur)
+
+
+def _fraction(cur: _Cursor) -> str | None:
+    """fraction = 1*DIGIT"""
+    return _some_digits(cur)
+
+
+def _prefix(cur: _Cursor) -> tuple[str, str, str, str] | None:
+    """prefix = subdomain "/" word [("." | "@") port]
+
+    Returns (subdomain, word, port separator, port digits).
+    """
+    start = cur.pos
+    subdomain = _subdomain(cur)
+    word = None
+    if subdomain is not None and cur.take("/"):
+        word = _word(cur)
+    if word is None:
+        cur.pos = start
+        return None
+    mark = cur.pos
+    separator = cur.peek()
+    if separator in (".", "@"):
+        cur.pos += 1
+        port = _port(cur)
+        if port is not None:
+            return subdomain, word, separator, port
+        cur.pos = mark
+    cur.expect(mark, "'.'", "'@'")
+    return subdomain, word, "", ""
+
+
+def _fixed_digits(cur: _Cursor, count: int) -> str | None:
+    """month = day = hour = minute = integer = 2DIGIT"""
+    start = cur.pos
+    for _ in range(count):
+        if cur.peek() not in DIGIT:
+            cur.expect(cur.pos, A_DIGIT)
+            cur.pos = start
+            return None
+        cur.pos += 1
+    return cur.text[start : cur.pos]
+
+
+def _year(cur: _Cursor) -> str | None:
+    """year = 4*DIGIT"""
+    start = cur.pos
+    digits = cur.run(DIGITS)
+    cur.expect(cur.pos, A_DIGIT)
+    if len(digits) < 4:
+        cur.pos = start
+        return None
+    return digits
+
+
+def _second(cur: _Cursor) -> str | None:
+    """second = integer ["." fraction] ; integer = 2DIGIT ; fraction = 1*DIGIT"""
+    if _fixed_digits(cur, 2) is None:
+        return None
+    mark = cur.pos
+    if cur.take(".") and _fraction(cur) is None:
+        cur.pos = mark
+    return cur.text[mark - 2 : cur.pos]
+
+
+def _optional_second(cur: _Cursor) -> None:
+    """["." second]"""
+    mark = cur.pos
+    if cur.take(".") and _second(cur) is None:
+        cur.pos = mark
+
+
+def _suffix(cur: _Cursor) -> str | None:
+    """suffix = year "/" month "." day "." hour "." minute ["." second]"""
+    start = cur.pos
+    fits = _year(cur) is not None and cur.take("/") and _fixed_digits(cur, 2) is not None
+    for _ in range(3):  # "." day, "." hour, "." minute
+        fits = fits and cur.take(".") and _fixed_digits(cur, 2) is not None
+    if not fits:
+        cur.pos = start
+        return None
+    _optional_second(cur)
+    return cur.text[start : cur.pos]
+
+
+def _repository(cur: _Cursor) -> RepositoryName | None:
+    """repository = prefix "/" suffix"""
+    start = cur.pos
+    prefix = _prefix(cur)
+    suffix = _suffix(cur) if prefix is not None and cur.take("/") else None
+    if prefix is None or suffix is None:
+        cur.pos = start
+        return None
+    subdomain, word, separator, port = prefix
+    return RepositoryName(
+        text=cur.text[start : cur.pos],
+        subdomain=subdomain,
+        word=word,
+        port=int(port) if port else None,
+        port_separator=separator,
+        suffix=suffix,
+    )
+
+
+def _ibip_word(cur: _Cursor) -> str | None:
+    """word = 1*ALPHANUM   ; Table 7.1: 2-9 and the letters but I, O, V, Y, Z"""
+    word = cur.run(IBIP_WORD)
+    cur.expect(cur.pos, IBIP_CHARACTER)
+    return word or None
+
+
+def _ibip(cur: _Cursor) -> Ibip | None:
+    """IBIp = word "/" word"""
+    start = cur.pos
+    prefix = _ibip_word(cur)
+    suffix = _ibip_word(cur) if prefix is not None and cur.take("/") else None
+    if prefix is None or suffix is None:
+        cur.pos = start
+        return None
+    return Ibip(text=cur.text[start : cur.pos], prefix=prefix, suffix=suffix)
+
+
+def _whole(rule, text: str):
+    """Apply ``rule`` to all of ``text``; return its value or the cursor that failed."""
+    cur = _Cursor(text)
+    value = rule(cur)
+    if value is not None and cur.pos == len(text):
+        return value, cur
+    if value is not None:
+        cur.expect(cur.pos, END)
+    return None, cur
+
+
+def parse_repository_name(text: str) -> RepositoryName:
+    """Parse a repository name (Table 6.1); :class:`IbiSyntaxError` if it is not one."""
+    value, cur = _whole(_repository, text)
+    if value is None:
+        raise cur.error("repository name")
+    return value
+
+
+def parse_ibip(text: str) -> Ibip:
+    """Parse an IBIp (Table 7.1); :class:`IbiSyntaxError` if it is not one."""
+    value, cur = _whole(_ibip, text)
+    if value is None:
+        raise cur.error("IBIp")
+    return value
+
+
+def _looks_like_ibip(text: str, start: int) -> bool:
+    """Whether the text up to the first "/" could be an IBIp prefix (coded IP, W or X, port)."""
+    head = text[start:].split("/", 1)[0]
+    return bool(head) and IBIP_WORD.fullmatch(head) is not None and bool(set(head) & set("WXwx"))
+
+
+def _blame(repository: _Cursor, ibip: _Cursor, start: int) -> IbiSyntaxError:
+    """The error of the form that got farther; on a tie, the form the text looks like."""
+    if ibip.farthest > repository.farthest or (
+        ibip.farthest == repository.farthest and _looks_like_ibip(ibip.text, start)
+    ):
+        return ibip.error("IBI")
+    return repository.error("IBI")
+
+
+def parse_ibi(text: str) -> Ibi:
+    """Parse an IBI in either form; :class:`IbiSyntaxError` if it is neither."""
+    repository, rep_cur = _whole(_repository, text)
+    if repository is not None:
+        return repository
+    ibip, ibip_cur = _whole(_ibip, text)
+    if ibip is not None:
+        return ibip
+    raise _blame(rep_cur, ibip_cur, 0)
+
+
+def match_ibi(text: str, start: int = 0) -> tuple[Ibi, int]:
+    """The longest IBI that begins at ``text[start]``, and the index just after it.
+
+    What follows the IBI is left to the caller (a persistent URL goes on with modifiers,
+    a path or a query).  Errors report positions in the whole ``text``.
+    """
+    rep_cur, ibip_cur = _Cursor(text, start), _Cursor(text, start)
+    candidates = [
+        (cur.pos, value)
+        for value, cur in ((_repository(rep_cur), rep_cur), (_ibip(ibip_cur), ibip_cur))
+        if value is not None
+    ]
+    if not candidates:
+        raise _blame(rep_cur, ibip_cur, start)
+    end, value = max(candidates, key=lambda candidate: candidate[0])
+    return value, end
+
+
+def ibi_key(text: str) -> str:
+    """The canonical key of an IBI text (validated): lower case for a repository name,
+    upper case for an IBIp."""
+    return parse_ibi(text).key
+
+
+def _host_name(cur: _Cursor) -> tuple[str, str] | None:
+    """host = word "." subdomain   ; the input of Algorithm 1, split at its first dot"""
+    first = _word(cur)
+    if first is None or not cur.take("."):
+        return None
+    subdomain = _subdomain(cur)
+    if subdomain is None:
+        return None
+    return first, subdomain
+
+
+def split_host_name(host: str) -> tuple[str, str]:
+    """Split a host name into its first word and the subdomain after it (Algorithm 1).
+
+    ``mtc-m18.sid.inpe.br`` gives ``("mtc-m18", "sid.inpe.br")``; a host name of one word
+    cannot name an identification subsystem and raises :class:`IbiSyntaxError`.
+    """
+    value, cur = _whole(_host_name, host)
+    if value is None:
+        raise cur.error("host name")
+    return value
