@@ -1,0 +1,120 @@
+"""A loopback HTTP resolver over a built index.
+
+- A persistent URL gets a real redirect: ``302 Found``, or ``303 See Other`` when the
+  answer is metadata (the resource is a description of the item, not the item: RFC 9110
+  §15.4.4).  ``Accept-Language`` chooses ``+`` translations.
+- An alert gets a small HTML page: ``404`` (not-found, unavailable), ``409``
+  (conflict, loop, no-original) or ``410`` (deleted).
+- ``/<archive service IBI>?servicesubject=...`` gets the ``text/plain`` answers of
+  ibi-spec.md §6 (MONTARRESPOSTA), so ibistatic can stand in as an Archive of a URLib
+  resolver network.
+- When a build replaces the index, the next request re-opens it (the swap is atomic).
+"""
+
+from __future__ import annotations
+
+import html
+import threading
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import urlsplit
+
+from .core.identifiers import ibi_key
+from .core.pairlists import decode_query, serialize_pairs
+from .core.properties import archive_response
+from .errors import IbistaticError
+from .resolver import Resolver
+
+__all__ = ["make_server", "ALERT_STATUS"]
+
+ALERT_STATUS = {
+    "not-found": HTTPStatus.NOT_FOUND,
+    "unavailable": HTTPStatus.NOT_FOUND,
+    "deleted": HTTPStatus.GONE,
+    "conflict": HTTPStatus.CONFLICT,
+    "loop": HTTPStatus.CONFLICT,
+    "no-original": HTTPStatus.CONFLICT,
+}
+
+_PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="robots" content="noindex">
+<title>{title}</title></head>
+<body><h1>{title}</h1><p>{message}</p><p><code>{url}</code></p></body></html>
+"""
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server_version = "ibistatic"
+    resolver: Resolver
+    lock: threading.Lock
+    quiet = True
+
+    def log_message(self, format: str, *args) -> None:  # noqa: A002 - http.server's name
+        if not self.quiet:
+            super().log_message(format, *args)
+
+    def do_HEAD(self) -> None:  # noqa: N802 - http.server's name
+        self.do_GET(body=False)
+
+    def do_GET(self, body: bool = True) -> None:  # noqa: N802
+        with self.lock:
+            self.resolver.reload_if_changed()
+        resolver = self.resolver
+        target = self.path
+        service = self._service_answer(resolver, target)
+        if service is not None:
+            self._send(HTTPStatus.OK, "text/plain; charset=us-ascii", service.encode("ascii", "replace"), body)
+            return
+        try:
+            result = resolver.resolve(target.lstrip("/"), self.headers.get("Accept-Language"))
+        except IbistaticError as error:
+            self._page(HTTPStatus.BAD_REQUEST, "Not a persistent URL", str(error).splitlines()[0], target, body)
+            return
+        if result.url is not None:
+            status = HTTPStatus.SEE_OTHER if result.content_type == "Metadata" else HTTPStatus.FOUND
+            self.send_response(status)
+            self.send_header("Location", result.url)
+            self.send_header("Content-Length", "0")
+            self.send_header("Vary", "Accept-Language")
+            self.end_headers()
+            return
+        self._page(ALERT_STATUS[result.alert], result.alert, result.message, target, body)
+
+    def _service_answer(self, resolver: Resolver, target: str) -> str | None:
+        """The Archive-service answer when `target` is /<service IBI>?servicesubject=..."""
+        parts = urlsplit(target)
+        if "servicesubject=" not in parts.query:
+            return None
+        try:
+            key = ibi_key(parts.path.lstrip("/"))
+        except IbistaticError:
+            return None
+        for view in resolver.views:
+            info = view.info
+            if key in {info.service_ibi.key} | ({info.service_ibip.key} if info.service_ibip else set()):
+                query = dict(decode_query(parts.query))
+                try:
+                    return serialize_pairs(archive_response(view, query)) + "\n"
+                except IbistaticError as error:
+                    return serialize_pairs([("error", tuple(str(error).split()))]) + "\n"
+        return None
+
+    def _page(self, status: HTTPStatus, title: str, message: str, url: str, body: bool) -> None:
+        page = _PAGE.format(title=html.escape(title), message=html.escape(message), url=html.escape(url))
+        self._send(status, "text/html; charset=utf-8", page.encode("utf-8"), body)
+
+    def _send(self, status: HTTPStatus, content_type: str, data: bytes, body: bool) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        if body:
+            self.wfile.write(data)
+
+
+def make_server(index_dir, bind: str = "127.0.0.1", port: int = 8000, quiet: bool = True) -> ThreadingHTTPServer:
+    """A server (not yet serving) answering from the index at `index_dir`."""
+    handler = type("Handler", (_Handler,), {"resolver": Resolver(index_dir), "lock": threading.Lock(), "quiet": quiet})
+    server = ThreadingHTTPServer((bind, port), handler)
+    server.daemon_threads = True
+    return server
