@@ -81,6 +81,8 @@ def _walk(items, key, steps):
                 # the Archive names the next edition only of the IBI asked; past the first
                 # step the resolver asks every Archive again about the item reached
                 return ("follow", descriptor["next-edition"] if index == 0 else current, steps[index:])
+        elif kind == "t" and param is None:
+            continue  # no Accept-Language: '+' gives the item itself
         elif kind == "t":
             tags = [descriptor.get("language")] + sorted(descriptor.get("translations", {}))
             exact = [t for t in tags if t == param]

@@ -91,10 +91,17 @@ def _pattern_matches(relation: Relation, pattern: Relation) -> bool:
 def wanted_relations(view: ArchiveView, steps: Relation) -> list[Relation]:
     """The relations of the Archive's set that the request needs: the wanted one (every
     language for a language-less translation step) and its prefixes, to follow."""
-    prefixes = [steps[:n] for n in range(1, len(steps) + 1)] or [()]
-    if () not in prefixes:
-        prefixes.insert(0, ())
-    return [r for r in view.relations() if any(_pattern_matches(r, p) for p in prefixes)]
+    prefixes = [()] + [steps[:n] for n in range(1, len(steps) + 1)]
+    open_prefixes = [p for p in prefixes if any(s.kind == "translation" and s.param is None for s in p)]
+    if view.info.relations is not None or open_prefixes:
+        # a declared subset limits what the Archive answers; an open '+' is made
+        # concrete with the languages the Archive holds
+        chosen = [r for r in view.relations() if any(_pattern_matches(r, p) for p in prefixes)]
+        if view.info.relations is not None:
+            return chosen
+        return [p for p in prefixes if p not in open_prefixes] + [r for r in chosen if r not in prefixes]
+    # the default set is every relation of the grammar: ask for exactly these
+    return prefixes
 
 
 def _as_dict(pairs) -> dict:
