@@ -4,50 +4,104 @@
 >>> resolver = Resolver("site")                      # a built site or its index/ folder
 >>> resolver.resolve("https://ibi.example.org/8JMKD3MGP8W/35MMLL8!:(oai_dc)").url
 'http://mtc-m16c.sid.inpe.br/col/sid.inpe.br/mtc-m18/2012/07.12.18.08.49/doc/metadata.cgi?choice=oai_dc'
+
+A URL whose IBI and modifier the build precomputed (the page targets: bare, ``!``,
+``:``, ``:(oai_dc)`` by default) is answered from the index's ``answers/`` shard with no
+resolution at all; anything else (other modifiers, file paths, queries, ``+`` with
+Accept-Language) goes through the resolution process over the item records.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from .core.languages import parse_accept_language
-from .core.properties import ArchiveView
-from .core.resolution import Resolution, resolve
-from .core.urls import PersistentUrl, parse_persistent_url
+from .core.outcome import Resolution, from_row
 from .index.reader import Index
+from .index.sharding import canonical_key
 
 __all__ = ["Resolver", "Resolution", "resolve_url"]
+
+# scheme://host/ (optional), an IBI of either form, a modifier: nothing else.  Only a
+# key the index holds is answered from it, so this needs to be no stricter than that.
+_PRECOMPUTED = re.compile(
+    r"(?:[A-Za-z][A-Za-z0-9+.-]*://[^/?#]+/)?"
+    r"(?P<ibi>[2-9A-Za-z]+/[2-9A-Za-z]+"
+    r"|[^/?#!+:%\s]+/[^/?#!+:%\s]+/[0-9]{4}/[0-9]{2}\.[0-9]{2}\.[0-9]{2}\.[0-9]{2}(?:\.[0-9]{2}(?:\.[0-9]+)?)?)"
+    r"(?P<modifier>[!+:][!+:()a-z_A-Z-]*)?"
+)
 
 
 class Resolver:
     """Resolution (ibi-spec.md §8) over a built JSON index, with no network."""
 
+    #: answers kept for repeated lookups (cleared when the index is replaced)
+    MEMO_SIZE = 65536
+
     def __init__(self, index: Index | Path | str) -> None:
         self.index = index if isinstance(index, Index) else Index(index)
+        self._memo: dict[tuple[str, str | None], Resolution] = {}
 
     @property
-    def views(self) -> Sequence[ArchiveView]:
+    def views(self) -> Sequence:
         return self.index.views()
 
     def reload_if_changed(self) -> bool:
         """Re-open the index when a build replaced it (the swap is atomic)."""
         if self.index.changed():
             self.index = Index(self.index.path)
+            self._memo = {}
             return True
         return False
 
-    def resolve(self, url: str | PersistentUrl, accept_language: str | None = None, client_ip: str | None = None) -> Resolution:
+    def resolve(self, url, accept_language: str | None = None, client_ip: str | None = None) -> Resolution:
         """Resolve a persistent URL, or a bare IBI with modifiers, path and query.
 
         `client_ip` is accepted for the standard's clientinformation.ipaddress; the URLs
         ibistatic precomputes do not depend on it.
         """
-        parsed = url if isinstance(url, PersistentUrl) else parse_persistent_url(url)
-        return resolve_url(self.views, parsed, accept_language)
+        if isinstance(url, str):
+            answer = self.precomputed(url)
+            if answer is not None:
+                return answer
+        from .core.urls import PersistentUrl, parse_persistent_url
+
+        if isinstance(url, PersistentUrl):
+            return resolve_url(self.views, url, accept_language)
+        memo_key = (url, accept_language)
+        result = self._memo.get(memo_key)
+        if result is None:
+            result = resolve_url(self.views, parse_persistent_url(_iri_to_uri(url)), accept_language)
+            if len(self._memo) >= self.MEMO_SIZE:
+                self._memo.clear()  # simple and bounded: a lookup burst refills it
+            self._memo[memo_key] = result
+        return result
+
+    def precomputed(self, url: str) -> Resolution | None:
+        """The build's answer for `url`, when it is one of the precomputed forms."""
+        match = _PRECOMPUTED.fullmatch(url)
+        if match is None:
+            return None
+        ibi = match["ibi"]
+        row = self.index.answers(canonical_key(ibi)).get(match["modifier"] or "")
+        return from_row(row, ibi) if row is not None else None
 
 
-def resolve_url(views: Sequence[ArchiveView], parsed: PersistentUrl, accept_language: str | None = None) -> Resolution:
+def _iri_to_uri(text: str) -> str:
+    """Percent-encode spaces and non-ASCII (as UTF-8), as a browser does before sending
+    a URL typed with them (RFC 3987 §3.1)."""
+    if text.isascii() and " " not in text:
+        return text
+    from urllib.parse import quote
+
+    return quote(text, safe="".join(chr(c) for c in range(0x21, 0x7F)))
+
+
+def resolve_url(views: Sequence, parsed, accept_language: str | None = None) -> Resolution:
+    from .core.languages import parse_accept_language
+    from .core.resolution import resolve
+
     languages = [tag for tag, q in parse_accept_language(accept_language) if q > 0 and tag != "*"] if accept_language else []
     return resolve(
         views, parsed.ibi, parsed.verbs,

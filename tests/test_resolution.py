@@ -155,3 +155,34 @@ def test_resolve_cli_json_and_exit_codes(capsys, sample_index):
     assert capsys.readouterr().out.startswith("deleted: ")
     assert main(["resolve", "8JMKD3MGP8W/35MMLL8:!", "--index", str(sample_index)]) == 2
     assert "^" in capsys.readouterr().err
+
+
+def test_precomputed_answers_equal_the_resolution_process(resolver):
+    """Every answer the build precomputed is what the resolution process gives."""
+    from ibistatic.core.urls import parse_persistent_url
+    from ibistatic.resolver import resolve_url
+
+    index = resolver.index
+    checked = 0
+    for path in sorted((index.path / "answers").glob("*.json")):
+        for key in index.shard(path.stem, "answers"):
+            for modifier in index.answers(key):
+                url = "https://ibi.example.org/" + key + modifier
+                fast = resolver.precomputed(url)
+                slow = resolve_url(resolver.views, parse_persistent_url(url))
+                assert fast == slow, url
+                checked += 1
+    assert checked >= 19 * 4  # every IBI of the sample, four modifiers each
+
+
+def test_precomputed_lookup_resolves_nothing(resolver, monkeypatch):
+    import ibistatic.core.resolution as process
+
+    monkeypatch.setattr(process, "resolve", lambda *a, **k: pytest.fail("resolution ran"))
+    assert resolver.resolve("https://ibi.example.org/8jmkd3mgp8w/35mmll8!").url.endswith("/doc/CCSDS%20650.0-M-2.pdf")
+    assert resolver.resolve("8JMKD3MGP8W/35MMLL8").chain == ("8JMKD3MGP8W/35MMLL8",)
+
+
+def test_typed_iri_is_sent_as_a_browser_would(resolver):
+    result = resolver.resolve("LK47B6W/362SFKH/Relatório técnico.txt")
+    assert result.url == M16D + "iconet.com.br/banon/2009/09.09.22.01/doc/Relat%C3%B3rio%20t%C3%A9cnico.txt"

@@ -69,6 +69,14 @@ def _not_followable(step):
     return step[0] == "m" and step[1] is not None
 
 
+def _stuck(current, steps, index):
+    """A step this Archive cannot take: after some progress the resolver asks every
+    Archive again about the item reached, with the steps left (§8 step 4)."""
+    if index == 0 or _not_followable(steps[index - 1]):
+        return None
+    return ("follow", current, steps[index:])
+
+
 def _walk(items, key, steps):
     """Walk inside one Archive: ('url', repository), ('follow', key, steps) or None."""
     current = key
@@ -89,12 +97,12 @@ def _walk(items, key, steps):
             loose = [t for t in tags if t and (t.split("-")[0] == param or t == param.split("-")[0])]
             chosen = (exact or loose or [None])[0]
             if chosen is None:
-                return None
+                return _stuck(current, steps, index)
             if chosen != descriptor.get("language"):
                 current = descriptor["translations"][chosen]
         elif kind == "m":
             if not descriptor.get("metadata"):
-                return None
+                return _stuck(current, steps, index)
             current = descriptor["metadata"]
     descriptor = items.get(current)
     if descriptor is None or descriptor["state"] == "Deleted":

@@ -24,6 +24,8 @@ __all__ = ["ARCHIVE_KEYS", "ITEM_KEYS", "read_archive_info", "read_item", "Colle
 ARCHIVE_KEYS = (
     "address", "service-ibi", "service-ibip", "platform-software-ibi",
     "file-url", "file-list-url", "relations",
+    # where `ibistatic deposit` mints new IBIs (docs/cli/deposit.md)
+    "deposit-host", "deposit-ip", "deposit-port", "deposit-granularity",
 )
 ITEM_KEYS = (
     "state", "ibip", "content-type", "timestamp", "target", "language", "translations",

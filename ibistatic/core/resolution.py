@@ -28,53 +28,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from .identifiers import Ibi, parse_ibi
+from .outcome import _MESSAGES, ALERTS, MAX_HOPS, Resolution, _alert
 from .languages import match_language
 from .properties import ArchiveView, property_list
 from .relations import Relation, Step, VerbList, relation_text
 
 __all__ = ["Resolution", "resolve", "ALERTS", "wanted_relations"]
-
-ALERTS = ("not-found", "deleted", "conflict", "no-original", "unavailable", "loop")
-MAX_HOPS = 64
-
-
-@dataclass(frozen=True)
-class Resolution:
-    """The outcome: a URL, or an alert; where it came from; the IBIs followed."""
-
-    url: str | None
-    alert: str | None
-    archive: str | None = None  # the Archive's name (its directory)
-    address: str | None = None  # its archiveaddress
-    state: str | None = None
-    ibi: str | None = None  # the IBI whose URL was returned (after editions/translations)
-    content_type: str | None = None
-    chain: tuple[str, ...] = ()  # every IBI asked, in order
-    relation: str = ""  # the relation finally answered, e.g. '.metadata(oai_dc)'
-    message: str = ""
-
-    def as_json(self) -> dict:
-        return {
-            "url": self.url, "alert": self.alert, "archive": self.archive,
-            "archiveaddress": self.address, "state": self.state, "ibi": self.ibi,
-            "contenttype": self.content_type, "chain": list(self.chain),
-            "relation": self.relation, "message": self.message,
-        }
-
-
-_MESSAGES = {
-    "not-found": "no Archive holds this IBI",
-    "deleted": "the item was deleted",
-    "conflict": "two or more Archives claim the original: they are under suspicion; an investigation is needed",
-    "no-original": "no Archive holds the original of this item",
-    "unavailable": "no Archive can answer this relation of the item",
-    "loop": "the chain of editions or translations loops",
-}
-
-
-def _alert(alert: str, chain: list[str], **known) -> Resolution:
-    return Resolution(None, alert, chain=tuple(chain), message=_MESSAGES[alert], **known)
-
 
 def _pattern_matches(relation: Relation, pattern: Relation) -> bool:
     """`relation` is `pattern` with each language-less translation step made concrete."""
@@ -90,7 +49,16 @@ def _pattern_matches(relation: Relation, pattern: Relation) -> bool:
 
 def wanted_relations(view: ArchiveView, steps: Relation) -> list[Relation]:
     """The relations of the Archive's set that the request needs: the wanted one (every
-    language for a language-less translation step) and its prefixes, to follow."""
+    language for a language-less translation step) and its prefixes, to follow.
+    Memoized on the view: an Archive's relation set does not change."""
+    memo = view.__dict__.setdefault("_wanted_relations", {})
+    found = memo.get(steps)
+    if found is None:
+        found = memo[steps] = _wanted_relations(view, steps)
+    return found
+
+
+def _wanted_relations(view: ArchiveView, steps: Relation) -> list[Relation]:
     prefixes = [()] + [steps[:n] for n in range(1, len(steps) + 1)]
     open_prefixes = [p for p in prefixes if any(s.kind == "translation" and s.param is None for s in p)]
     if view.info.relations is not None or open_prefixes:
@@ -99,7 +67,8 @@ def wanted_relations(view: ArchiveView, steps: Relation) -> list[Relation]:
         chosen = [r for r in view.relations() if any(_pattern_matches(r, p) for p in prefixes)]
         if view.info.relations is not None:
             return chosen
-        return [p for p in prefixes if p not in open_prefixes] + [r for r in chosen if r not in prefixes]
+        concrete = [p for p in prefixes if p not in open_prefixes]
+        return concrete + [r for r in chosen if r not in concrete]
     # the default set is every relation of the grammar: ask for exactly these
     return prefixes
 
@@ -167,7 +136,7 @@ def resolve(
             return _alert("loop", chain + [text])
         visited.add((key, steps))
         chain.append(text)
-        step_verbs = VerbList(steps, file_list)
+        step_verbs = verbs if verbs is not None and steps == verbs.steps else VerbList(steps, file_list)
         answers = []
         for view in views:
             pairs = property_list(view, key, filepath=filepath, verbs=step_verbs, relations=wanted_relations(view, steps), urlkey=lambda: "")

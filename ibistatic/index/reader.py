@@ -7,9 +7,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..core.model import ArchiveInfo, Item
 from ..errors import IbistaticError
-from .records import FORMAT, VERSION, archive_from_record, item_from_record, shard_name
+from .sharding import FORMAT, VERSION, shard_name
 
 __all__ = ["Index", "IndexArchiveView", "IndexUnavailable", "find_index_dir"]
 
@@ -38,25 +37,34 @@ class Index:
             raise IndexUnavailable(f"{manifest_path}: format {self.manifest.get('format')!r} version {self.manifest.get('version')!r}; expected {FORMAT!r} version {VERSION}")
         self.site_url: str = self.manifest["site-url"]
         self.digits: int = self.manifest["shard-digits"]
-        self._shards: dict[str, dict] = {}
-        self.archives: list[tuple[ArchiveInfo, tuple]] = [archive_from_record(r) for r in self.manifest["archives"]]
-        self._views = [IndexArchiveView(info, self.site_url, relations, self) for info, relations in self.archives]
+        self._shards: dict[tuple[str, str], dict] = {}
+        self._views: list[IndexArchiveView] | None = None
 
-    def shard(self, name: str) -> dict:
-        shard = self._shards.get(name)
+    def shard(self, name: str, kind: str = "shards") -> dict:
+        shard = self._shards.get((kind, name))
         if shard is None:
             try:
-                with open(self.path / "shards" / f"{name}.json", "rb") as handle:
+                with open(self.path / kind / f"{name}.json", "rb") as handle:
                     shard = json.load(handle)
             except FileNotFoundError:
                 shard = {}  # no key hashed there
-            self._shards[name] = shard
+            self._shards[(kind, name)] = shard
         return shard
 
     def records(self, key: str) -> list[dict]:
+        """The item records of `key` (canonical), one per Archive holding it."""
         return self.shard(shard_name(key, self.digits)).get(key, [])
 
+    def answers(self, key: str) -> dict[str, list]:
+        """The precomputed answers of `key`: modifier text -> answer row (core.outcome)."""
+        return self.shard(shard_name(key, self.digits), "answers").get(key, {})
+
     def views(self) -> list["IndexArchiveView"]:
+        if self._views is None:
+            from .records import archive_from_record
+
+            archives = [archive_from_record(r) for r in self.manifest["archives"]]
+            self._views = [IndexArchiveView(info, self.site_url, relations, self) for info, relations in archives]
         return self._views
 
     def changed(self) -> bool:
@@ -76,7 +84,7 @@ def _identity(path: Path):
 class IndexArchiveView:
     """An ArchiveView (core.properties) over the index: items are read on demand."""
 
-    info: ArchiveInfo
+    info: object  # core.model.ArchiveInfo
     site_url: str
     _relations: tuple
     index: Index
@@ -85,9 +93,11 @@ class IndexArchiveView:
     def relations(self):
         return self._relations
 
-    def item(self, key: str) -> Item | None:
+    def item(self, key: str):
         if key in self._items:
             return self._items[key]
+        from .records import item_from_record
+
         found = None
         for record in self.index.records(key):
             if record["archive"] == self.info.name:

@@ -1,7 +1,6 @@
 """Pure conversions between the model and the index's JSON records, and the shard hash.
 
-The shard of a key is FNV-1a (32 bit) of its UTF-8 bytes modulo 16**digits, written in
-lower-case hex: simple enough that the site's 404 page computes it in the browser.
+Shards are named by ``ibistatic.index.sharding``.
 """
 
 from __future__ import annotations
@@ -11,23 +10,10 @@ from typing import Any
 from ..core.identifiers import parse_ibi, parse_repository_name
 from ..core.model import ArchiveInfo, Item
 from ..core.relations import parse_relation, relation_text
+from .sharding import FORMAT, VERSION, fnv1a, shard_name
 
 __all__ = ["FORMAT", "VERSION", "fnv1a", "shard_name", "item_record", "item_from_record", "archive_record", "archive_from_record"]
 
-FORMAT = "ibistatic-index"
-VERSION = 1
-
-
-def fnv1a(text: str) -> int:
-    """FNV-1a, 32 bit, over the UTF-8 bytes of `text`."""
-    value = 0x811C9DC5
-    for byte in text.encode("utf-8"):
-        value = ((value ^ byte) * 0x01000193) & 0xFFFFFFFF
-    return value
-
-
-def shard_name(key: str, digits: int) -> str:
-    return format(fnv1a(key) % (16**digits), f"0{digits}x")
 
 
 def item_record(item: Item) -> dict[str, Any]:

@@ -10,16 +10,19 @@ import hashlib
 import json
 import math
 import os
+import re
 from collections import Counter
 from pathlib import Path
 
 from ..archive.load import LoadedArchives
 from ..core.properties import item_urls
-from .records import FORMAT, VERSION, archive_record, item_record, shard_name
+from .records import FORMAT, VERSION, archive_record, item_record
+from .sharding import shard_name
 
 __all__ = ["write_index", "dumps", "KEYS_PER_SHARD"]
 
 KEYS_PER_SHARD = 256
+OPEN_TRANSLATION = re.compile(r"\+(?!\()")  # a '+' without a language
 
 
 def dumps(value) -> bytes:
@@ -48,20 +51,48 @@ def _write(path: Path, data: bytes) -> None:
         handle.write(data)
 
 
-def write_index(loaded: LoadedArchives, directory: Path | str) -> dict:
-    """Write manifest.json, checksums.json and shards/*.json into `directory`."""
-    directory = Path(directory)
-    (directory / "shards").mkdir(parents=True, exist_ok=True)
-    by_key = _records_by_key(loaded)
-    digits = shard_digits(len(by_key))
-    shards: dict[str, dict[str, list[dict]]] = {}
+def precomputed_answers(targets) -> dict[str, dict[str, list]]:
+    """key -> {modifier: answer row} from the site's page targets (those that need no
+    browser language), so that common lookups need no resolution at all."""
+    from ..core.identifiers import ibi_key
+    from ..core.outcome import row_of
+
+    answers: dict[str, dict[str, list]] = {}
+    for target in targets:
+        if OPEN_TRANSLATION.search(target.modifier):
+            continue  # the answer depends on the browser's languages
+        answers.setdefault(ibi_key(target.ibi), {})[target.modifier] = row_of(target.resolution)
+    return answers
+
+
+def _write_shards(directory: Path, by_key: dict, digits: int) -> dict:
+    directory.mkdir(parents=True, exist_ok=True)
+    shards: dict[str, dict] = {}
     for key in sorted(by_key):
         shards.setdefault(shard_name(key, digits), {})[key] = by_key[key]
     checksums = {}
     for name in sorted(shards):
         data = dumps(shards[name])
-        _write(directory / "shards" / f"{name}.json", data)
+        _write(directory / f"{name}.json", data)
         checksums[name] = {"keys": len(shards[name]), "sha256": hashlib.sha256(data).hexdigest()}
+    return checksums
+
+
+def write_index(loaded: LoadedArchives, directory: Path | str, targets=None) -> dict:
+    """Write manifest.json, checksums.json, shards/*.json (item records) and
+    answers/*.json (precomputed answers of the page targets; computed here when the
+    caller has none) into `directory`."""
+    directory = Path(directory)
+    by_key = _records_by_key(loaded)
+    digits = shard_digits(len(by_key))
+    if targets is None:
+        from ..site.targets import page_targets
+
+        targets = page_targets(loaded)
+    checksums = _write_shards(directory / "shards", by_key, digits)
+    answer_checksums = _write_shards(directory / "answers", precomputed_answers(targets), digits)
+    checksums = {"shards": checksums, "answers": answer_checksums}
+    shards = checksums["shards"]
     manifest = _manifest(loaded, digits, len(by_key), len(shards))
     _write(directory / "checksums.json", dumps(checksums))
     _write(directory / "manifest.json", dumps(manifest))

@@ -1,0 +1,69 @@
+"""The outcome of a resolution: a URL or an alert, where it came from, what was followed.
+
+Kept apart from the resolution process so that a cold lookup of a precomputed answer
+imports nothing else of the core.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["Resolution", "ALERTS", "MAX_HOPS", "row_of", "from_row"]
+
+ALERTS = ("not-found", "deleted", "conflict", "no-original", "unavailable", "loop")
+MAX_HOPS = 64
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """The outcome: a URL, or an alert; where it came from; the IBIs followed."""
+
+    url: str | None
+    alert: str | None
+    archive: str | None = None  # the Archive's name (its directory)
+    address: str | None = None  # its archiveaddress
+    state: str | None = None
+    ibi: str | None = None  # the IBI whose URL was returned (after editions/translations)
+    content_type: str | None = None
+    chain: tuple[str, ...] = ()  # every IBI asked, in order
+    relation: str = ""  # the relation finally answered, e.g. '.metadata(oai_dc)'
+    message: str = ""
+
+    def as_json(self) -> dict:
+        return {
+            "url": self.url, "alert": self.alert, "archive": self.archive,
+            "archiveaddress": self.address, "state": self.state, "ibi": self.ibi,
+            "contenttype": self.content_type, "chain": list(self.chain),
+            "relation": self.relation, "message": self.message,
+        }
+
+
+_MESSAGES = {
+    "not-found": "no Archive holds this IBI",
+    "deleted": "the item was deleted",
+    "conflict": "two or more Archives claim the original: they are under suspicion; an investigation is needed",
+    "no-original": "no Archive holds the original of this item",
+    "unavailable": "no Archive can answer this relation of the item",
+    "loop": "the chain of editions or translations loops",
+}
+
+
+def _alert(alert: str, chain: list[str], **known) -> Resolution:
+    return Resolution(None, alert, chain=tuple(chain), message=_MESSAGES[alert], **known)
+
+
+
+#: the order of a Resolution's fields in the index's precomputed answers
+ROW_FIELDS = ("url", "alert", "archive", "address", "state", "ibi", "content_type", "relation", "chain")
+
+
+def row_of(resolution: Resolution) -> list:
+    return [getattr(resolution, name) if name != "chain" else list(resolution.chain) for name in ROW_FIELDS]
+
+
+def from_row(row: list, asked: str) -> Resolution:
+    """A precomputed answer for the IBI as `asked` (the chain starts with it)."""
+    fields = dict(zip(ROW_FIELDS, row))
+    chain = tuple([asked] + fields.pop("chain")[1:])
+    alert = fields["alert"]
+    return Resolution(**fields, chain=chain, message=_MESSAGES[alert] if alert else "")
