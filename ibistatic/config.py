@@ -41,8 +41,8 @@ class SiteConfig:
     def cache_dir(self) -> Path:
         if self.cache is not None:
             return self.cache
-        base = self.path.parent if self.path is not None else Path.cwd()
-        return base / ".ibistatic-cache"
+        # beside the output, never inside the archives or the (possibly bundled) config
+        return self.output.parent / f".{self.output.name}.ibistatic-cache"
 
 
 def bundled_sample_config() -> Path:

@@ -297,3 +297,33 @@ def test_random_text_never_crashes_match_ibi(text, start):
 def test_grammar_shaped_text_never_crashes(text):
     _only_syntax_errors(lambda: parse_ibi(text), text)
     _only_syntax_errors(lambda: match_ibi(text), text)
+
+
+# --- the fast whole-text regexes agree with the rule-by-rule parser -------------------------
+
+from hypothesis import given as _given, settings as _settings, strategies as _st
+
+from ibistatic.core import identifiers as _identifiers
+
+_PIECES = ["sid", "inpe", "br", "mtc-m18", "-", ".", "/", "@", "80", "8080", "2009", "07", "21", "13", "23", "5",
+           "8JMKD3MGP8W", "35MME4E", "a1", "1a", "x-", "Z", "I", "0", " "]
+
+
+@_settings(max_examples=3000)
+@_given(_st.lists(_st.sampled_from(_PIECES), max_size=14).map("".join))
+def test_fast_parse_agrees_with_the_rule_parser(text):
+    for fast, rule in ((_identifiers._fast_repository, _identifiers._repository), (_identifiers._fast_ibip, _identifiers._ibip)):
+        slow, cursor = _identifiers._whole(rule, text)
+        quick = fast(text)
+        if slow is None:
+            assert quick is None, text
+        else:
+            assert quick is not None and quick.__dict__ == slow.__dict__, text
+
+
+@_settings(max_examples=500)
+@_given(_st.sampled_from(["sid.inpe.br/mtc-m18@80/2009/07.21.13.23", "sid.inpe.br./a.8080/20090/07.21.13.23.47.123",
+                          "a/b/0000/00.00.00.00", "8JMKD3MGP8W/35MME4E"]))
+def test_fast_parse_accepts_valid_names(text):
+    assert _identifiers._whole(_identifiers._repository, text)[0] is not None or _identifiers._whole(_identifiers._ibip, text)[0] is not None
+    assert _identifiers._fast_repository(text) or _identifiers._fast_ibip(text)

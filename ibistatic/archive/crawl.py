@@ -31,7 +31,7 @@ except ImportError:  # pragma: no cover - depends on how PyYAML was built
 
 __all__ = ["Archive", "CrawlResult", "CrawlCache", "crawl", "crawl_archive", "read_repository", "load_yaml"]
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 
 
 @dataclass
@@ -75,12 +75,14 @@ class CrawlCache:
             except (OSError, pickle.UnpicklingError, ValueError, EOFError):
                 self.entries = {}  # a damaged cache only costs a full re-read
 
-    def get(self, path: str, identity: tuple[int, int, int]) -> Any:
+    def get(self, path: str, identity: tuple) -> Any:
+        """The value stored for `path` at `identity`; hits and misses count YAML files."""
         entry = self.entries.get(path)
+        counted = not path.startswith("item:")
         if entry is not None and entry[0] == identity:
-            self.hits += 1
+            self.hits += counted
             return entry[1]
-        self.misses += 1
+        self.misses += counted
         return _MISSING
 
     def put(self, path: str, identity: tuple[int, int, int], value: Any) -> None:
@@ -218,7 +220,15 @@ def read_repository(root: Path, archive: str, relative: str, cache: CrawlCache |
     files, newest = _doc_files(os.path.join(directory, "doc"), root_real, problems, archive, str(root))
     if (isinstance(raw, dict) and raw.get("state") == "Deleted") or not files:
         newest = os.stat(descriptor).st_mtime  # a removal is dated by its descriptor
-    item, item_problems = read_item(archive, relative, raw, files, _utc(newest))
+    fallback = _utc(newest)
+    # validating costs more than walking: keep the result while descriptor and doc/ stay
+    identity = (os.stat(descriptor).st_mtime_ns, files, fallback, archive)
+    validated = cache.get("item:" + descriptor, identity) if cache is not None else _MISSING
+    if validated is _MISSING:
+        validated = read_item(archive, relative, raw, files, fallback)
+        if cache is not None:
+            cache.put("item:" + descriptor, identity, validated)
+    item, item_problems = validated
     return item, problems + item_problems
 
 
@@ -240,8 +250,9 @@ def crawl_archive(root: Path | str, cache: CrawlCache | None = None, progress: C
         archive.problems.append(Problem(name, "archive.yaml", "", problem.found, "a YAML mapping (archive-format.md, archive.yaml)"))
     if archive.info is None:
         return archive  # without its address no answer of this Archive can be built
+    root_real = os.path.realpath(root)
     for relative in _repository_paths(root, archive.problems, name):
-        item, problems = read_repository(root, name, relative, cache, os.path.realpath(root))
+        item, problems = read_repository(root, name, relative, cache, root_real)
         archive.problems += problems
         if item is not None:
             archive.items.append(item)

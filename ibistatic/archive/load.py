@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..core.model import ArchiveInfo
+from ..core.model import ArchiveInfo, Item
 from ..core.properties import MemoryArchiveView
 from ..core.storage import Holdings, check_storage_model
 from ..errors import Problem
@@ -53,14 +53,41 @@ def _left_out(problems: list[Problem]) -> dict[str, str]:
     return keys
 
 
+def _keep_last_good(result: CrawlResult, last_good: Callable[[str, str], Item | None]) -> None:
+    from ..core.identifiers import parse_repository_name
+    from ..errors import IbiSyntaxError
+
+    for archive in result.archives:
+        present = {item.key for item in archive.items}
+        for problem in archive.problems:
+            if problem.severity != "error" or not problem.path.endswith("/item.yaml"):
+                continue
+            try:
+                key = parse_repository_name(problem.path[: -len("/item.yaml")]).key
+            except IbiSyntaxError:
+                continue
+            previous = last_good(archive.name, key) if key not in present else None
+            if previous is not None:
+                archive.items.append(previous)
+                present.add(key)
+        archive.items.sort(key=lambda item: item.repository.parts)
+
+
 def load_archives(
     roots: Sequence[Path | str],
     site_url: str,
     cache: CrawlCache | None = None,
     progress: Callable[[int], None] | None = None,
+    last_good: Callable[[str, str], Item | None] | None = None,
 ) -> LoadedArchives:
-    """Crawl `roots` (in resolution order), then apply the storage-model checks."""
+    """Crawl `roots` (in resolution order), then apply the storage-model checks.
+
+    `last_good(archive, repository key)`, when given, supplies the last valid state of
+    an item whose descriptor is now invalid; it is published instead (watch mode).
+    """
     result = crawl(roots, cache, progress)
+    if last_good is not None:
+        _keep_last_good(result, last_good)
     infos = [a.info for a in result.archives if a.info is not None]
     holdings, storage_problems = check_storage_model(infos, result.items(), _left_out(result.problems))
     return LoadedArchives(result, holdings, result.problems + storage_problems, site_url)

@@ -16,6 +16,7 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--config", metavar="FILE", help="the site configuration (default: ./ibistatic.yaml, else the bundled sample)")
     parser.add_argument("--output", metavar="DIR", help="where to publish (default: the configuration's output)")
     parser.add_argument("--strict", action="store_true", help="exit 1 when any problem (error or warning) was found")
+    parser.add_argument("--full", action="store_true", help="rebuild every file into a new tree (default: rewrite only what changed)")
     parser.add_argument("--quiet", action="store_true", help="print only problems")
     parser.set_defaults(func=run)
 
@@ -31,11 +32,13 @@ def run(args) -> int:
     if explicit_or_local is None and output is None:
         output = "site"  # the bundled sample publishes into ./site (cli.md)
     config = load_config(explicit_or_local, output=output)
-    report = build_site(config, log=None if args.quiet else lambda m: print(m, file=sys.stderr))
+    report = build_site(config, log=None if args.quiet else lambda m: print(m, file=sys.stderr), full=args.full)
     for problem in report.problems:
         print(problem, file=sys.stderr)
+    for warning in report.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     if not args.quiet:
         print(report.summary())
-    if args.strict and report.problems:
+    if args.strict and (report.problems or report.warnings):
         return 1
     return 0

@@ -45,6 +45,17 @@ WORD_CHARACTERS = re.compile(r"[A-Za-z0-9-]*")  # *(ALPHANUM | "-")
 DIGITS = re.compile(r"[0-9]*")  # *DIGIT
 IBIP_WORD = re.compile(r"[2-9A-HJ-NP-UWXa-hj-np-uwx]*")  # *ALPHANUM of Table 7.1
 
+# The whole grammars as single regular expressions (both are regular), for the fast
+# accept of well-formed text; the rule-by-rule parser below runs only to explain a
+# failure with a caret.  Tests check both agree on every input.
+_WORD = r"[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?"
+_LAST_WORD = r"[A-Za-z](?:[A-Za-z0-9-]*[A-Za-z0-9])?"
+REPOSITORY = re.compile(
+    rf"(?P<subdomain>(?:{_WORD}\.)*{_LAST_WORD}\.?)/(?P<word>{_WORD})(?:(?P<separator>[.@])(?P<port>[0-9]+))?"
+    r"/(?P<suffix>[0-9]{4,}/[0-9]{2}\.[0-9]{2}\.[0-9]{2}\.[0-9]{2}(?:\.[0-9]{2}(?:\.[0-9]+)?)?)"
+)
+IBIP = re.compile(r"(?P<prefix>[2-9A-HJ-NP-UWXa-hj-np-uwx]+)/(?P<suffix>[2-9A-HJ-NP-UWXa-hj-np-uwx]+)")
+
 ALPHA = frozenset(string.ascii_letters)
 DIGIT = frozenset(string.digits)
 
@@ -346,6 +357,9 @@ def _whole(rule, text: str):
 
 def parse_repository_name(text: str) -> RepositoryName:
     """Parse a repository name (Table 6.1); :class:`IbiSyntaxError` if it is not one."""
+    fast = _fast_repository(text)
+    if fast is not None:
+        return fast
     value, cur = _whole(_repository, text)
     if value is None:
         raise cur.error("repository name")
@@ -354,6 +368,9 @@ def parse_repository_name(text: str) -> RepositoryName:
 
 def parse_ibip(text: str) -> Ibip:
     """Parse an IBIp (Table 7.1); :class:`IbiSyntaxError` if it is not one."""
+    fast = _fast_ibip(text)
+    if fast is not None:
+        return fast
     value, cur = _whole(_ibip, text)
     if value is None:
         raise cur.error("IBIp")
@@ -375,8 +392,27 @@ def _blame(repository: _Cursor, ibip: _Cursor, start: int) -> IbiSyntaxError:
     return repository.error("IBI")
 
 
+def _fast_repository(text: str) -> RepositoryName | None:
+    match = REPOSITORY.fullmatch(text)
+    if match is None:
+        return None
+    port = match["port"]
+    return RepositoryName(
+        text=text, subdomain=match["subdomain"], word=match["word"], port=int(port) if port else None,
+        port_separator=match["separator"] or "", suffix=match["suffix"],
+    )
+
+
+def _fast_ibip(text: str) -> Ibip | None:
+    match = IBIP.fullmatch(text)
+    return Ibip(text=text, prefix=match["prefix"], suffix=match["suffix"]) if match else None
+
+
 def parse_ibi(text: str) -> Ibi:
     """Parse an IBI in either form; :class:`IbiSyntaxError` if it is neither."""
+    fast = _fast_repository(text) or _fast_ibip(text)
+    if fast is not None:
+        return fast
     repository, rep_cur = _whole(_repository, text)
     if repository is not None:
         return repository

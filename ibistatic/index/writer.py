@@ -34,6 +34,11 @@ def shard_digits(keys: int) -> int:
     return max(1, math.ceil(math.log(max(keys, 1) / KEYS_PER_SHARD, 16))) if keys > KEYS_PER_SHARD * 16 else 1
 
 
+def record_of(view, item) -> dict:
+    """An item's index record: its descriptor and every URL its Archive gives for it."""
+    return item_record(item) | {"urls": item_urls(view, item)}
+
+
 def _records_by_key(loaded: LoadedArchives) -> dict[str, list[dict]]:
     by_key: dict[str, list[dict]] = {}
     for view in loaded.views():
@@ -41,7 +46,7 @@ def _records_by_key(loaded: LoadedArchives) -> dict[str, list[dict]]:
         for key, item in view.items.items():
             record = records.get(id(item))
             if record is None:
-                record = records[id(item)] = item_record(item) | {"urls": item_urls(view, item)}
+                record = records[id(item)] = record_of(view, item)
             by_key.setdefault(key, []).append(record)
     return by_key
 
@@ -93,13 +98,13 @@ def write_index(loaded: LoadedArchives, directory: Path | str, targets=None) -> 
     answer_checksums = _write_shards(directory / "answers", precomputed_answers(targets), digits)
     checksums = {"shards": checksums, "answers": answer_checksums}
     shards = checksums["shards"]
-    manifest = _manifest(loaded, digits, len(by_key), len(shards))
+    manifest = manifest_of(loaded, digits, len(by_key), len(shards))
     _write(directory / "checksums.json", dumps(checksums))
     _write(directory / "manifest.json", dumps(manifest))
     return manifest
 
 
-def _manifest(loaded: LoadedArchives, digits: int, keys: int, shard_count: int) -> dict:
+def manifest_of(loaded: LoadedArchives, digits: int, keys: int, shard_count: int) -> dict:
     views = {view.info.name: view for view in loaded.views()}
     states: dict[str, Counter] = {}
     for item in loaded.holdings.all_items():

@@ -57,12 +57,16 @@ def _negotiate(views: Sequence[ArchiveView], item: Item, relation: Relation, lan
     return tuple((tag, resolve(views, item.repository, verbs, languages=[tag])) for tag in languages)
 
 
-def page_targets(loaded: LoadedArchives, setting="default", views: Sequence[ArchiveView] | None = None) -> Iterator[PageTarget]:
-    """Every emitted persistent URL, in a stable order (by repository key, form, modifier)."""
+def page_targets(
+    loaded: LoadedArchives, setting="default", views: Sequence[ArchiveView] | None = None, only: set[str] | None = None
+) -> Iterator[PageTarget]:
+    """Every emitted persistent URL, in a stable order (by repository key, form, modifier);
+    with `only`, those of the items whose repository keys it holds."""
     views = views if views is not None else loaded.views()
     first_holder: dict[str, Item] = {}
     for item in loaded.holdings.all_items():
-        first_holder.setdefault(item.key, item)
+        if only is None or item.key in only:
+            first_holder.setdefault(item.key, item)
     for key in sorted(first_holder):
         item = first_holder[key]
         forms = [item.repository.text] + ([item.ibip.text] if item.ibip else [])

@@ -1,0 +1,87 @@
+"""Time from a deposit's last write to its page being published by `ibistatic watch`.
+
+    python benchmarks/watch_bench.py [--items 1000 100000] [--deposits 5] [--workdir DIR]
+
+For each archive size: a synthetic project (benchmarks/make_archive.py), a full build,
+then a Watcher (real file events) in this process; each deposit's repository appears in
+one rename (ibistatic deposit), and the clock runs from the end of that rename to the
+moment the deposited item's page exists in the published site.  Prints the median and
+the worst latency per size, and the ratio of the largest size to the smallest.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from make_archive import make_project  # noqa: E402
+
+from ibistatic.config import load_config  # noqa: E402
+from ibistatic.deposit import deposit  # noqa: E402
+from ibistatic.site.build import build_site  # noqa: E402
+from ibistatic.watch import Watcher  # noqa: E402
+
+
+def measure(items: int, deposits: int, workdir: Path) -> list[float]:
+    project = workdir / f"watch-{items}"
+    if not (project / "ibistatic.yaml").exists():
+        make_project(project, items)
+    config = load_config(project / "ibistatic.yaml")
+    started = time.perf_counter()
+    build_site(config, full=True)
+    print(f"  {items:>7} items: full build {time.perf_counter() - started:.1f} s", flush=True)
+    watcher = Watcher(config, debounce=0.05, rescan=3600, log=lambda message: None)
+    ready = threading.Event()
+    thread = threading.Thread(target=watcher.run, args=(ready,), daemon=True)
+    thread.start()
+    ready.wait(600)
+    document = workdir / "deposit.txt"
+    document.write_text("A deposited document.\n", encoding="utf-8")
+    latencies = []
+    try:
+        for number in range(deposits):
+            done = deposit(project / "archive-a", [document], host="mtc-m99.sid.inpe.br", granularity="0.01")
+            written = time.perf_counter()
+            page = config.output / done.repository / "index.html"
+            while not page.exists():
+                time.sleep(0.002)
+                if time.perf_counter() - written > 300:
+                    raise SystemExit(f"no page for {done.repository} after 300 s")
+            latencies.append(time.perf_counter() - written)
+            while not watcher.up_to_date():  # let the republish finish before the next deposit
+                time.sleep(0.01)
+    finally:
+        watcher.stop()
+        thread.join(30)
+    return latencies
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--items", type=int, nargs="+", default=[1000, 100000])
+    parser.add_argument("--deposits", type=int, default=5)
+    parser.add_argument("--workdir", type=Path)
+    args = parser.parse_args(argv)
+    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="ibistatic-watch-bench-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    medians = {}
+    for items in args.items:
+        latencies = measure(items, args.deposits, workdir)
+        medians[items] = statistics.median(latencies)
+        print(f"  {items:>7} items: deposit -> page published: median {medians[items]:.3f} s, "
+              f"worst {max(latencies):.3f} s over {len(latencies)} deposits (goal: under 1 s)", flush=True)
+    if len(medians) > 1:
+        small, large = min(medians), max(medians)
+        print(f"  ratio {large} / {small} items: {medians[large] / medians[small]:.2f}x (goal: under 2x)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

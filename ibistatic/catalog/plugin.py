@@ -1,0 +1,121 @@
+"""The mkdocs plugin ``ibistatic``: a catalog of the Archives' items in a docs site.
+
+```yaml
+plugins:
+  - search
+  - ibistatic:
+      config: ibistatic.yaml      # or: archives: [...] and site_url: ...
+      path: catalog               # folder of the generated pages inside docs
+```
+
+Every build (and every rebuild of ``mkdocs serve``) crawls the archives afresh and adds
+the pages of :func:`ibistatic.catalog.pages.catalog_pages` as generated files.  Only
+the overview takes part in the navigation; the item, archive and year pages are
+reached from it (and found by mkdocs' search).  Problems found in the archives are
+logged as warnings, so ``mkdocs build --strict`` fails on them.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+from mkdocs.config import base
+from mkdocs.config import config_options as c
+from mkdocs.config.defaults import MkDocsConfig
+from mkdocs.exceptions import PluginError
+from mkdocs.plugins import BasePlugin
+from mkdocs.structure.files import File, Files, InclusionLevel
+
+from ..archive.load import LoadedArchives, load_archives
+from ..config import load_config
+from ..errors import IbistaticError
+from .pages import DEFAULT_PATH, catalog_pages, page_prefix
+
+__all__ = ["CatalogPlugin", "CatalogPluginConfig"]
+
+log = logging.getLogger("mkdocs.plugins.ibistatic")
+
+
+class CatalogPluginConfig(base.Config):
+    """The plugin's options; paths are relative to mkdocs.yml."""
+
+    config = c.Optional(c.File(exists=True))
+    archives = c.ListOfItems(c.Dir(exists=True), default=[])
+    site_url = c.Optional(c.Type(str))
+    path = c.Type(str, default=DEFAULT_PATH)
+    nav_title = c.Type(str, default="Catalog")
+
+
+class CatalogPlugin(BasePlugin[CatalogPluginConfig]):
+    """Adds the catalog pages at build and serve time, and watches the archives."""
+
+    def __init__(self) -> None:
+        self.roots: list[Path] = []
+        self.site_url = ""
+        self.config_file: Path | None = None
+        self.loaded: LoadedArchives | None = None
+        self.page_count = 0  # pages added by the last build
+
+    def on_config(self, config: MkDocsConfig) -> MkDocsConfig:
+        self.roots, self.site_url, self.config_file = _sources(self.config)
+        nav = config.nav
+        index = page_prefix(self.config.path) + "index.md"
+        if nav is not None and not _mentions(nav, index):
+            nav.append({self.config.nav_title: index})
+        return config
+
+    def on_files(self, files: Files, /, *, config: MkDocsConfig) -> Files:
+        try:
+            self.loaded = load_archives(self.roots, self.site_url)
+        except IbistaticError as error:
+            raise PluginError(f"ibistatic: {error}") from None
+        for problem in sorted(self.loaded.problems):
+            log.warning("ibistatic: %s", problem)
+        index = page_prefix(self.config.path) + "index.md"
+        pages = catalog_pages(self.loaded, self.config.path)
+        self.page_count = len(pages)
+        for src_uri, content in pages.items():
+            if files.get_file_from_path(src_uri) is not None:
+                raise PluginError(f"ibistatic: {src_uri} exists in the docs; set another 'path' for the catalog")
+            inclusion = InclusionLevel.UNDEFINED if src_uri == index else InclusionLevel.NOT_IN_NAV
+            files.append(File.generated(config, src_uri, content=content, inclusion=inclusion))
+        return files
+
+    def on_serve(self, server, /, *, config: MkDocsConfig, builder):
+        # A deposit changes an archive tree: rebuilding re-crawls it in on_files.
+        for root in self.roots:
+            server.watch(str(root))
+        if self.config_file is not None:
+            server.watch(str(self.config_file), recursive=False)
+        return server
+
+
+def _sources(options: CatalogPluginConfig) -> tuple[list[Path], str, Path | None]:
+    """The archive roots and site URL, from ``config`` or from ``archives`` + ``site_url``."""
+    if options.config and options.archives:
+        raise PluginError("ibistatic: give either 'config' or 'archives' (with 'site_url'), not both")
+    if options.config:
+        try:
+            site = load_config(options.config)
+        except IbistaticError as error:
+            raise PluginError(f"ibistatic: {error}") from None
+        return list(site.archives), site.site_url, Path(options.config)
+    if not options.archives:
+        raise PluginError("ibistatic: expected 'config' (an ibistatic.yaml) or 'archives' with 'site_url'")
+    if not options.site_url:
+        raise PluginError("ibistatic: 'archives' needs 'site_url', the URL the persistent links are published at")
+    site_url = options.site_url if options.site_url.endswith("/") else options.site_url + "/"
+    return [Path(root) for root in options.archives], site_url, None
+
+
+def _mentions(nav, src_uri: str) -> bool:
+    """Whether the user's nav names the page *src_uri* anywhere."""
+    if isinstance(nav, str):
+        return os.path.normpath(nav) == os.path.normpath(src_uri)
+    if isinstance(nav, dict):
+        return any(_mentions(value, src_uri) for value in nav.values())
+    if isinstance(nav, list):
+        return any(_mentions(value, src_uri) for value in nav)
+    return False

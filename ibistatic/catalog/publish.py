@@ -1,0 +1,78 @@
+"""A stand-alone catalog site, for ``ibistatic build`` with ``catalog: true``.
+
+The catalog is an ordinary mkdocs site: a generated ``mkdocs.yml`` (plugins ``search``
+and ``ibistatic``, the catalog at the root of the site) over an empty docs folder, built
+with mkdocs' own build API into a staging folder that then replaces *out_dir* whole, so
+a failed build never leaves a half-written catalog.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+
+import yaml
+from mkdocs.commands.build import build
+from mkdocs.config import load_config as load_mkdocs_config
+from mkdocs.exceptions import MkDocsException
+
+from ..config import SiteConfig
+from ..errors import ConfigError
+from ..site.swap import publish_tree, staging_path
+
+__all__ = ["build_catalog", "catalog_mkdocs_config"]
+
+
+def catalog_mkdocs_config(config: SiteConfig, site_dir: Path) -> dict:
+    """The mkdocs configuration of the catalog of *config*, built into *site_dir*."""
+    return {
+        "site_name": f"Catalog of {config.site_url}",
+        "docs_dir": "docs",
+        "site_dir": str(site_dir),
+        "use_directory_urls": True,
+        "plugins": [
+            "search",
+            {"ibistatic": {
+                "archives": [str(root) for root in config.archives],
+                "site_url": config.site_url,
+                "path": ".",
+            }},
+        ],
+    }
+
+
+def build_catalog(config: SiteConfig, out_dir: Path) -> int:
+    """Write the complete catalog site of *config* into *out_dir* (replacing it).
+
+    Returns the number of catalog pages.  Raises ConfigError when mkdocs fails.
+    """
+    out_dir = Path(out_dir).resolve()
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    staging = staging_path(out_dir, "catalog")
+    shutil.rmtree(staging, ignore_errors=True)
+    try:
+        pages = _build(config, staging)
+        publish_tree(staging, out_dir)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return pages
+
+
+def _build(config: SiteConfig, site_dir: Path) -> int:
+    with tempfile.TemporaryDirectory(prefix="ibistatic-catalog-") as temp:
+        project = Path(temp)
+        (project / "docs").mkdir()
+        config_file = project / "mkdocs.yml"
+        config_file.write_text(yaml.safe_dump(catalog_mkdocs_config(config, site_dir), allow_unicode=True), encoding="utf-8")
+        try:
+            mkdocs_config = load_mkdocs_config(str(config_file))
+            mkdocs_config.plugins.on_startup(command="build", dirty=False)
+            try:
+                build(mkdocs_config)
+            finally:
+                mkdocs_config.plugins.on_shutdown()
+        except MkDocsException as error:
+            raise ConfigError(f"catalog: mkdocs could not build it: {error}") from None
+        plugin = mkdocs_config.plugins["ibistatic"]
+        return plugin.page_count

@@ -1,0 +1,377 @@
+"""Rendering the static site's pages (docs/site.md).
+
+Every emitted persistent URL gets ``out/<path>/index.html`` (a directory per URL, so
+every static host serves ``/<path>`` and ``/<path>/``): a redirect page when the
+resolver answers with a URL, an alert page (noindex) when it answers with an alert.
+Around them: ``404.html`` with ``assets/resolve.js`` (the in-browser resolver of every
+other form), the metadata pages of items with inline Dublin Core (free-format HTML and
+an ``oai_dc`` record), the file-list pages, the landing page and the sitemap.
+
+Escaping is done twice, separately: jinja2 autoescaping for HTML text and attributes,
+and :func:`script_json` for data read by scripts (JSON in a non-executed
+``<script type="application/json">`` block, never concatenated into code).
+
+The output is deterministic (no build time, sorted JSON) and rendering is one pass over
+the targets with templates compiled once per process.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import re
+import shutil
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
+from pathlib import Path
+from urllib.parse import quote, unquote, urlsplit
+
+import jinja2
+from markupsafe import Markup
+
+import ibistatic
+
+from ..core.properties import item_urls
+from ..core.relations import describe_relation, parse_modifier
+from ..errors import IbistaticError
+
+__all__ = [
+    "SITE_SRC",
+    "DC_ELEMENTS",
+    "SITEMAP_LIMIT",
+    "ALERT_TEXTS",
+    "render_pages",
+    "default_workers",
+    "PARALLEL_THRESHOLD",
+    "script_json",
+    "persistent_url",
+    "base_path",
+    "oai_dc_elements",
+]
+
+SITE_SRC = Path(ibistatic.__file__).resolve().parent.parent / "site_src"
+
+#: The 15 elements of the Dublin Core Metadata Element Set, in the order of the oai_dc schema.
+DC_ELEMENTS = (
+    "title", "creator", "subject", "description", "publisher", "contributor", "date",
+    "type", "format", "identifier", "source", "language", "relation", "coverage", "rights",
+)
+
+#: URLs per sitemap file (the sitemaps.org limit); more make sitemap.xml an index.
+SITEMAP_LIMIT = 50_000
+
+#: target pages from which rendering is split over two processes
+PARALLEL_THRESHOLD = 20_000
+
+#: alert -> (title, explanation) shown on alert pages.
+ALERT_TEXTS = {
+    "not-found": ("Not found", "No Archive of this site holds an item with this IBI."),
+    "deleted": ("Deleted item", "The item was removed from its Archive; its IBI is never given to another item."),
+    "conflict": ("Conflicting originals", "Two or more Archives claim to hold the original of this item, so none of them can be trusted to vouch for it until the conflict is investigated."),
+    "no-original": ("No original", "Only copies of this item are known; the request asked for the original."),
+    "unavailable": ("Not available", "The item exists, but no Archive of this site can answer this relation of it (no such translation, edition or metadata)."),
+    "loop": ("Loop", "Following the editions, translations or metadata of this item comes back where it started."),
+}
+
+# Characters that end a JSON string's safety inside HTML: "</script>", "<!--", and the
+# two line terminators JavaScript once did not allow in string literals.
+_SCRIPT_ESCAPES = {ord("<"): "\\u003c", ord(">"): "\\u003e", ord("&"): "\\u0026", 0x2028: "\\u2028", 0x2029: "\\u2029"}
+
+# XML 1.0 Char: what an XML document may hold at all (control characters may not).
+XML_CHAR_INVALID = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+# RFC 3986 pchar and "/": a persistent URL's path keeps IBI and modifier characters as they are.
+_URL_PATH_SAFE = "/:@!$&'()*+,;=-._~"
+
+
+def script_json(value) -> Markup:
+    """`value` as JSON that is safe verbatim inside ``<script type="application/json">``."""
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return Markup(text.translate(_SCRIPT_ESCAPES))
+
+
+def base_path(site_url: str) -> str:
+    """The path of the site URL (``/`` or ``/ibi/``): where pages find the assets and index."""
+    path = urlsplit(site_url).path or "/"
+    return path if path.endswith("/") else path + "/"
+
+
+def persistent_url(site_url: str, path: str) -> str:
+    """The absolute persistent URL of a target path (percent-encoded as RFC 3986 asks)."""
+    return site_url + quote(path, safe=_URL_PATH_SAFE)
+
+
+def oai_dc_elements(dublin_core: Iterable[tuple[str, Sequence[str]]]) -> list[tuple[str, str]]:
+    """(element, value) pairs of the 15 DC elements, in schema order; other keys are left
+    out, and characters XML cannot hold are dropped."""
+    given: dict[str, list[str]] = {}
+    for key, values in dublin_core:
+        if key.lower() in DC_ELEMENTS:
+            given.setdefault(key.lower(), []).extend(values)
+    return [
+        (element, XML_CHAR_INVALID.sub("", value))
+        for element in DC_ELEMENTS
+        for value in given.get(element, ())
+    ]
+
+
+@lru_cache(maxsize=4)
+def _environment(source: Path) -> jinja2.Environment:
+    """One environment per process: templates are compiled once and cached."""
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(source)),
+        autoescape=jinja2.select_autoescape(["html", "xml"], default_for_string=True),
+        keep_trailing_newline=True,
+        undefined=jinja2.StrictUndefined,
+        auto_reload=False,
+    )
+
+
+class _Writer:
+    """Writes files under `out`, creating each directory once."""
+
+    def __init__(self, out: Path) -> None:
+        self.out = str(out)
+        self.made: set[str] = set()
+        self.written: set[str] = set()
+
+    def write(self, relative: str, text: str) -> bool:
+        """Write `relative` (a '/'-separated path); False when it was already written."""
+        _check_relative(relative)
+        if relative in self.written:
+            return False
+        self.written.add(relative)
+        path = os.path.join(self.out, *relative.split("/"))
+        directory = os.path.dirname(path)
+        if directory not in self.made:
+            _make_directory(directory)
+            self.made.add(directory)
+        # unbuffered binary: one write, and none of text mode's tell/isatty system calls
+        with open(path, "wb", buffering=0) as handle:
+            handle.write(text.encode("utf-8"))
+        return True
+
+
+def _make_directory(directory: str) -> None:
+    """mkdir, with its parents only when they are missing (one system call per page)."""
+    try:
+        os.mkdir(directory)
+    except FileNotFoundError:
+        os.makedirs(directory, exist_ok=True)
+    except FileExistsError:
+        if not os.path.isdir(directory):
+            raise
+
+
+def _check_relative(relative: str) -> None:
+    """A path inside the output: no empty, '.' or '..' segment, no backslash or NUL."""
+    segments = relative.split("/")
+    if any(s in ("", ".", "..") for s in segments) or "\\" in relative or "\x00" in relative:
+        raise IbistaticError(f"refusing to write {relative!r}: expected a path inside the site (no empty, '.' or '..' segment, no backslash or NUL)")
+
+
+def _site_file(site_url: str, url: str | None) -> str | None:
+    """Where in the output a URL of the site lives ('files/x/index.html'); None for a
+    URL outside the site."""
+    if not url or not url.startswith(site_url):
+        return None
+    relative = unquote(urlsplit(url[len(site_url):]).path)
+    if relative == "" or relative.endswith("/"):
+        relative += "index.html"
+    return relative
+
+
+class _Site:
+    """What every template needs, computed once per build."""
+
+    def __init__(self, config) -> None:
+        self.env = _environment(SITE_SRC)
+        self.site_url: str = config.site_url
+        self.base = base_path(config.site_url)
+        self.templates = {name: self.env.get_template(name) for name in (
+            "redirect.html", "alert.html", "404.html", "metadata.html", "oai_dc.xml",
+            "filelist.html", "landing.html", "sitemap.xml", "sitemap_index.xml",
+        )}
+        self._meanings: dict[str, str] = {}
+        # the same code in every redirect and alert page: rendered once, not per page
+        self.script = Markup(self.env.get_template("_target_script.html").render())
+
+    def render(self, name: str, **context) -> str:
+        return self.templates[name].render(base=self.base, site_url=self.site_url, script=self.script, **context)
+
+    def meaning(self, modifier: str) -> str:
+        found = self._meanings.get(modifier)
+        if found is None:
+            found = self._meanings[modifier] = describe_relation(parse_modifier(modifier))
+        return found
+
+
+def _resolution_data(resolution) -> dict:
+    return {"url": resolution.url, "alert": resolution.alert, "message": resolution.message}
+
+
+def _target_page(site: _Site, target) -> str:
+    """The redirect page, or the alert page, of one emitted persistent URL."""
+    resolution = target.resolution
+    title = target.item.title()
+    data = {
+        "base": site.base,
+        **_resolution_data(resolution),
+        "negotiation": [{"tag": tag, **_resolution_data(r)} for tag, r in target.negotiation],
+    }
+    context = {
+        "heading": title or target.ibi,
+        "ibi": target.ibi,
+        "modifier": target.modifier,
+        "meaning": site.meaning(target.modifier),
+        "persistent": persistent_url(site.site_url, target.path),
+        "url": resolution.url,
+        "archive": resolution.archive,
+        "data": script_json(data),
+    }
+    if resolution.url is not None:
+        return site.render("redirect.html", **context)
+    alert_title, explanation = ALERT_TEXTS[resolution.alert]
+    return site.render(
+        "alert.html", alert=resolution.alert, alert_title=alert_title, explanation=explanation,
+        message=resolution.message, chain=list(resolution.chain), **context,
+    )
+
+
+def _item_pages(site: _Site, loaded, writer: _Writer) -> int:
+    """Metadata pages (inline dublin-core) and file lists of every item, first holder first."""
+    views = {view.info.name: view for view in loaded.views()}
+    written = 0
+    for item in loaded.holdings.all_items():
+        if item.state == "Deleted":
+            continue
+        urls = item_urls(views[item.archive], item)
+        common = {
+            "repository": item.repository.text,
+            "title": item.title(),
+            "persistent": persistent_url(site.site_url, item.repository.text),
+            "archive": item.archive,
+        }
+        written += _file_list(site, writer, item, urls, common)
+        written += _metadata(site, writer, item, urls, common)
+    return written
+
+
+def _file_list(site: _Site, writer: _Writer, item, urls: dict, common: dict) -> int:
+    relative = _site_file(site.site_url, urls.get("list"))
+    if relative is None:
+        return 0  # the Archive lists files elsewhere (its file-list-url)
+    files = sorted(urls.get("files", {}).items())
+    text = site.render("filelist.html", files=files, target=(item.target or "").partition("?")[0], canonical=urls["list"], **common)
+    return int(writer.write(relative, text))
+
+
+def _metadata(site: _Site, writer: _Writer, item, urls: dict, common: dict) -> int:
+    written = 0
+    forms = [persistent_url(site.site_url, ibi.text) for ibi in (item.repository, item.ibip) if ibi is not None]
+    html = _site_file(site.site_url, urls.get("metadata"))
+    if html is not None:
+        elements = [(key, list(values)) for key, values in item.dublin_core]
+        written += writer.write(html, site.render("metadata.html", elements=elements, forms=forms, canonical=urls["metadata"], **common))
+    xml = _site_file(site.site_url, urls.get("oai_dc"))
+    if xml is not None:
+        written += writer.write(xml, site.render("oai_dc.xml", elements=oai_dc_elements(item.dublin_core)))
+    return written
+
+
+def _landing(site: _Site, loaded, targets: Sequence) -> str:
+    counts: dict[str, Counter] = {info.name: Counter() for info in loaded.infos}
+    keys: set[str] = set()
+    for item in loaded.holdings.all_items():
+        counts[item.archive][item.state] += 1
+        keys.update(item.keys())
+    archives = [{"name": info.name, "address": info.address, "counts": counts[info.name]} for info in loaded.infos]
+    example = next((t.ibi for t in targets if t.resolution.url is not None), None)
+    return site.render(
+        "landing.html", archives=archives, states=("Original", "Copy", "Deleted"),
+        items=sum(sum(c.values()) for c in counts.values()), keys=len(keys), urls=len(targets),
+        example=persistent_url(site.site_url, example + "!:(oai_dc)") if example else None,
+    )
+
+
+def _sitemaps(site: _Site, targets: Sequence, writer: _Writer, limit: int) -> int:
+    """sitemap.xml: every emitted persistent URL that redirects (alert pages are noindex);
+    past `limit` URLs, sitemap.xml is an index of sitemaps/<n>.xml."""
+    urls = [persistent_url(site.site_url, t.path) for t in targets if t.resolution.url is not None]
+    if len(urls) <= limit:
+        return int(writer.write("sitemap.xml", site.render("sitemap.xml", urls=urls)))
+    parts = [urls[start:start + limit] for start in range(0, len(urls), limit)]
+    names = [f"sitemaps/{number}.xml" for number in range(1, len(parts) + 1)]
+    for name, part in zip(names, parts):
+        writer.write(name, site.render("sitemap.xml", urls=part))
+    index = [site.site_url + name for name in names]
+    writer.write("sitemap.xml", site.render("sitemap_index.xml", urls=index))
+    return len(parts) + 1
+
+
+def _copy_assets(out: Path) -> None:
+    source = SITE_SRC / "assets"
+    for directory, subdirectories, files in os.walk(source):
+        subdirectories.sort()
+        relative = Path(directory).relative_to(source)
+        (out / "assets" / relative).mkdir(parents=True, exist_ok=True)
+        for name in sorted(files):
+            shutil.copyfile(Path(directory) / name, out / "assets" / relative / name)
+
+
+# What forked workers render: set by the parent just before the fork, read by the children.
+_FORKED: tuple | None = None
+
+
+def _render_share(share: int) -> int:
+    """In a forked worker: every `shares`-th target page, from the `share`-th."""
+    site, targets, out, shares = _FORKED
+    return _render_targets(site, targets[share::shares], out)
+
+
+def default_workers(count: int) -> int:
+    """Processes for `count` target pages: two (this project's machines have two cores)
+    for large sites where fork exists, else one (small sites do not repay the fork)."""
+    if count < PARALLEL_THRESHOLD or "fork" not in multiprocessing.get_all_start_methods():
+        return 1
+    return max(1, min(2, os.cpu_count() or 1))
+
+
+def _target_pages(site: _Site, targets: list, out: Path, workers: int) -> int:
+    """The redirect and alert pages, split over `workers` forked processes.  Each page is
+    its own file, so the split cannot change a byte of the output."""
+    global _FORKED
+    if workers <= 1:
+        return _render_targets(site, targets, out)
+    _FORKED = (site, targets, out, workers)
+    try:
+        with multiprocessing.get_context("fork").Pool(workers) as pool:
+            return sum(pool.map(_render_share, range(workers)))
+    finally:
+        _FORKED = None
+
+
+def _render_targets(site: _Site, targets: list, out: Path) -> int:
+    writer = _Writer(out)
+    return sum(writer.write(t.path + "/index.html", _target_page(site, t)) for t in targets)
+
+
+def render_pages(loaded, config, targets, out: Path, *, sitemap_limit: int = SITEMAP_LIMIT, workers: int | None = None) -> int:
+    """Write every page of the site into `out`; return how many pages (HTML and XML
+    documents, not counting assets) were written.  `workers`: processes for the target
+    pages (default: :func:`default_workers`)."""
+    out = Path(out)
+    site = _Site(config)
+    writer = _Writer(out)
+    targets = list(targets)
+    workers = default_workers(len(targets)) if workers is None else workers
+    pages = _target_pages(site, targets, out, workers)
+    pages += _item_pages(site, loaded, writer)
+    config_json = script_json({"base": site.base, "site": site.site_url})
+    pages += writer.write("404.html", site.render("404.html", config=config_json))
+    pages += writer.write("index.html", _landing(site, loaded, targets))
+    pages += _sitemaps(site, targets, writer, sitemap_limit)
+    _copy_assets(out)
+    return pages

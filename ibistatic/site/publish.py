@@ -1,0 +1,454 @@
+"""Publishing the site: a full build swapped in atomically, or an incremental update that
+rewrites only the files whose bytes change.
+
+Both run the same generation: the files of a set of *affected* items (their persistent-URL
+pages, file-list and metadata pages, their index records and precomputed answers), then
+the site-wide files (shards touched, manifest, 404 page, landing page, sitemap, host
+redirect files).  A full build generates everything into a staging tree and swaps it in
+(:mod:`.swap`); an update generates the affected items only, compares every file with the
+digest the last build recorded, and replaces the changed files one by one (write a
+temporary file, rename: each file is always whole).  The rule, checked by the tests, is
+that an update gives the same tree as a full build of the same input.
+
+Which items are affected by a change: the changed items themselves and every item that
+reaches one of them through references (next-edition, metadata, translations), because
+resolution only ever consults items reachable that way.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..archive.crawl import CrawlCache
+from ..archive.load import LoadedArchives, load_archives
+from ..config import SiteConfig
+from ..errors import Problem
+from ..index.writer import dumps, manifest_of, precomputed_answers, record_of, shard_digits
+from ..index.sharding import shard_name
+from .swap import publish_tree, remove_stale, staging_path
+
+__all__ = ["Publisher", "BuildReport", "STATE_VERSION"]
+
+STATE_VERSION = 1
+JOURNAL = ".ibistatic-updating"  # present in the output while an update is being applied
+
+
+@dataclass
+class BuildReport:
+    output: Path
+    items: int
+    keys: int
+    pages: int
+    written: int = 0  # files written (all of them for a full build)
+    removed: int = 0
+    problems: list[Problem] = field(default_factory=list)
+    seconds: float = 0.0
+    mode: str = "full"
+    warnings: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        errors = sum(1 for p in self.problems if p.severity == "error")
+        warnings = len(self.problems) - errors
+        return (
+            f"published {self.output} ({self.mode}): {self.items} items, {self.keys} IBIs, "
+            f"{self.pages} pages, {self.written} files written, {self.removed} removed, "
+            f"{errors} errors, {warnings} warnings in {self.seconds:.2f} s"
+        )
+
+
+@dataclass
+class _State:
+    """What the last build published, to compare the next one with."""
+
+    fingerprint: tuple
+    items: dict[str, tuple]  # repository key -> ((item, files), ...) over the Archives, in order
+    targets: dict[str, list]  # repository key -> its PageTargets
+    records: dict[str, list]  # index key -> item records
+    answers: dict[str, dict]  # repository key -> {index key -> precomputed answers}
+    digests: dict[str, str]  # relative path -> sha256 of the file's bytes
+    digits: int = 1
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _fingerprint(config: SiteConfig, loaded: LoadedArchives) -> tuple:
+    from ..site import pages
+
+    templates = sorted((str(p.relative_to(pages.SITE_SRC)), p.stat().st_mtime_ns) for p in pages.SITE_SRC.rglob("*") if p.is_file())
+    return (STATE_VERSION, config.site_url, str(config.output), config.modifiers, tuple(loaded.infos), tuple(templates))
+
+
+def _holdings_by_key(loaded: LoadedArchives) -> dict[str, tuple]:
+    found: dict[str, list] = {}
+    for item in loaded.holdings.all_items():
+        found.setdefault(item.key, []).append((item, item.files))
+    return {key: tuple(value) for key, value in found.items()}
+
+
+def _references(loaded: LoadedArchives, items: dict[str, tuple]) -> dict[str, set[str]]:
+    """referenced repository key -> repository keys of the items referring to it."""
+    to_repository = {}
+    for held in items.values():
+        for item, _ in held:
+            for key in item.keys():
+                to_repository.setdefault(key, item.key)
+    reverse: dict[str, set[str]] = {}
+    for key, held in items.items():
+        for item, _ in held:
+            named = [item.next_edition, item.metadata] + [ibi for _, ibi in item.translations]
+            for ibi in named:
+                if ibi is not None:
+                    reverse.setdefault(to_repository.get(ibi.key, ibi.key), set()).add(key)
+    return reverse
+
+
+def _affected(changed: set[str], reverse: Iterable[dict[str, set[str]]]) -> set[str]:
+    affected = set(changed)
+    frontier = list(changed)
+    while frontier:
+        key = frontier.pop()
+        for graph in reverse:
+            for referrer in graph.get(key, ()):
+                if referrer not in affected:
+                    affected.add(referrer)
+                    frontier.append(referrer)
+    return affected
+
+
+class _Output:
+    """Collects generated files; keeps only those whose bytes differ from `digests`."""
+
+    def __init__(self, digests: dict[str, str]) -> None:
+        self.old = digests
+        self.files: dict[str, bytes] = {}
+        self.digests: dict[str, str] = {}
+
+    def put(self, relative: str, data: bytes | str) -> None:
+        data = data.encode("utf-8") if isinstance(data, str) else data
+        self.digests[relative] = _digest(data)
+        if self.old.get(relative) != self.digests[relative]:
+            self.files[relative] = data
+
+
+class _PagesWriter:
+    """The writer interface of site.pages, into an _Output (first write of a path wins)."""
+
+    def __init__(self, output: _Output) -> None:
+        self.output = output
+        self.written: set[str] = set()
+
+    def write(self, relative: str, text: str) -> bool:
+        if relative in self.written:
+            return False
+        self.written.add(relative)
+        self.output.put(relative, text)
+        return True
+
+
+class Publisher:
+    """Publishes one configuration; keeps the last build's state for the next update."""
+
+    def __init__(self, config: SiteConfig, log: Callable[[str], None] | None = None, keep_last_good: bool = False) -> None:
+        self.config = config
+        #: watch mode: an item whose descriptor turns invalid keeps its last good state
+        self.keep_last_good = keep_last_good
+        self.log = log or (lambda message: None)
+        self.cache = CrawlCache(config.cache_dir / "crawl.pickle")
+        self.state: _State | None = None
+        self._state_path = config.cache_dir / "site-state.pickle"
+
+    # -- entry points ------------------------------------------------------------------
+
+    def build(self, full: bool = False) -> BuildReport:
+        """Update in place when the last build's state matches the output, else build whole."""
+        started = time.perf_counter()
+        last_good = self._last_good if self.keep_last_good and self.state is not None else None
+        loaded = load_archives(self.config.archives, self.config.site_url, self.cache, last_good=last_good)
+        state = None if full else self._usable_state(loaded)
+        report = self._update(loaded, state) if state is not None else self._full(loaded)
+        self.cache.save()
+        report.seconds = time.perf_counter() - started
+        return report
+
+    # -- full build --------------------------------------------------------------------
+
+    def _full(self, loaded: LoadedArchives) -> BuildReport:
+        output = self.config.output
+        output.parent.mkdir(parents=True, exist_ok=True)
+        remove_stale(output)
+        items = _holdings_by_key(loaded)
+        state = _State(_fingerprint(self.config, loaded), {}, {}, {}, {}, {}, shard_digits(_key_count(items)))
+        generated = self._generate(loaded, state, items, set(items), set(items))
+        staging = staging_path(output)
+        staging.mkdir()
+        _write_all(staging, generated.files)
+        _copy_assets(staging)
+        self._catalog(staging / "catalog")
+        publish_tree(staging, output)
+        self._remember(state, items, generated)
+        return self._report(loaded, state, "full", len(generated.files), 0, generated)
+
+    # -- incremental update ----------------------------------------------------------------
+
+    def _usable_state(self, loaded: LoadedArchives) -> _State | None:
+        state = self.state or _load_state(self._state_path)
+        output = self.config.output
+        if state is None or not output.is_dir() or (output / JOURNAL).exists():
+            return None  # nothing to compare with, or an update was interrupted
+        if state.fingerprint != _fingerprint(self.config, loaded):
+            return None
+        manifest = output / "index" / "manifest.json"
+        if not manifest.is_file() or _digest(manifest.read_bytes()) != state.digests.get("index/manifest.json"):
+            return None  # the output is not what this state published
+        return state
+
+    def _update(self, loaded: LoadedArchives, state: _State) -> BuildReport:
+        items = _holdings_by_key(loaded)
+        if shard_digits(_key_count(items)) != state.digits:
+            return self._full(loaded)  # the shard layout changes: rewrite everything
+        changed = {k for k in items.keys() | state.items.keys() if items.get(k) != state.items.get(k)}
+        affected = _affected(changed, [_references(loaded, items), _references(loaded, state.items)])
+        generated = self._generate(loaded, state, items, affected, changed)
+        removed = [path for path in state.digests if path not in generated.digests]
+        output = self.config.output
+        (output / JOURNAL).write_text("an update is being applied; if this file stays, run a full build\n")
+        _replace_files(output, generated.files, order=_publication_order)
+        for relative in sorted(removed, reverse=True):
+            _remove(output, relative)
+        (output / JOURNAL).unlink()
+        if changed:
+            self._catalog(output / "catalog")  # swapped in whole by build_catalog
+        self._remember(state, items, generated)
+        mode = f"update of {len(changed)} changed, {len(affected)} affected items"
+        return self._report(loaded, state, mode, len(generated.files), len(removed), generated)
+
+    def _last_good(self, archive: str, key: str):
+        for item, _ in self.state.items.get(key, ()):
+            if item.archive == archive:
+                return item
+        return None
+
+    def _catalog(self, directory: Path) -> None:
+        """The mkdocs catalog of the archives, when the configuration asks for it."""
+        if self.config.catalog:
+            from ..catalog.publish import build_catalog
+
+            self.log(f"catalog: {build_catalog(self.config, directory)} pages")
+
+    # -- generation (shared by both) -----------------------------------------------------
+
+    def _generate(self, loaded, state: _State, items: dict, affected: set[str], changed: set[str]) -> _Output:
+        from . import pages
+        from .hostfiles import write_host_files
+        from .targets import page_targets
+
+        output = _Output(state.digests)
+        site = pages._Site(self.config)
+        views = loaded.views()
+        # targets and answers of the affected items
+        for key in affected:
+            state.targets.pop(key, None)
+        for target in page_targets(loaded, self.config.modifiers, views, only=affected & items.keys()):
+            state.targets.setdefault(target.item.key, []).append(target)
+        all_targets = [t for key in sorted(state.targets) for t in state.targets[key]]
+        # index records and answers of the changed / affected keys
+        touched_shards: set[str] = set()
+        self._refresh_records(loaded, state, items, changed, touched_shards)
+        self._refresh_answers(state, affected, touched_shards)
+        # pages: all of them are re-listed so that their digests carry over
+        writer = _PagesWriter(output)
+        for key in sorted(state.targets):
+            for target in state.targets[key]:
+                relative = target.path + "/index.html"
+                if key in affected or not _carry(output, writer, relative):
+                    writer.write(relative, pages._target_page(site, target))
+        self._item_pages(site, loaded, items, affected, writer, output)
+        self._index_files(loaded, state, touched_shards, output)
+        config_json = pages.script_json({"base": site.base, "site": site.site_url})
+        writer.write("404.html", site.render("404.html", config=config_json))
+        writer.write("index.html", pages._landing(site, loaded, all_targets))
+        pages._sitemaps(site, all_targets, writer, pages.SITEMAP_LIMIT)
+        with tempfile.TemporaryDirectory() as scratch:
+            self.warnings = write_host_files(self.config, all_targets, Path(scratch))
+            for path in sorted(Path(scratch).rglob("*")):
+                if path.is_file():
+                    output.put(path.relative_to(scratch).as_posix(), path.read_bytes())
+        self.pages = len(writer.written)
+        return output
+
+    def _item_pages(self, site, loaded, items, affected, writer, output) -> None:
+        from ..core.properties import item_urls
+        from . import pages
+
+        views = {view.info.name: view for view in loaded.views()}
+        for key in sorted(items):
+            for item, _ in items[key]:
+                if item.state == "Deleted":
+                    continue
+                urls = item_urls(views[item.archive], item)
+                if key not in affected:
+                    relatives = [pages._site_file(site.site_url, urls.get(n)) for n in ("list", "metadata", "oai_dc")]
+                    if all(_carry(output, writer, r) for r in relatives if r is not None):
+                        continue
+                common = {
+                    "repository": item.repository.text,
+                    "title": item.title(),
+                    "persistent": pages.persistent_url(site.site_url, item.repository.text),
+                    "archive": item.archive,
+                }
+                pages._file_list(site, writer, item, urls, common)
+                pages._metadata(site, writer, item, urls, common)
+
+    def _refresh_records(self, loaded, state: _State, items: dict, changed: set[str], touched: set[str]) -> None:
+        views = {view.info.name: view for view in loaded.views()}
+        old_keys = {k for key in changed for item, _ in state.items.get(key, ()) for k in item.keys()}
+        new_keys = {k for key in changed for item, _ in items.get(key, ()) for k in item.keys()}
+        for key in old_keys | new_keys:
+            state.records.pop(key, None)
+            touched.add(shard_name(key, state.digits))
+        for key in sorted(changed):
+            for item, _ in items.get(key, ()):
+                record = record_of(views[item.archive], item)
+                for index_key in item.keys():
+                    if loaded.holdings.by_archive[item.archive].get(index_key) is item:
+                        state.records.setdefault(index_key, []).append(record)
+        for key in new_keys:  # keep the Archives' order, whatever order changes came in
+            if key in state.records:
+                order = {info.name: n for n, info in enumerate(loaded.infos)}
+                state.records[key].sort(key=lambda r: order[r["archive"]])
+
+    def _refresh_answers(self, state: _State, affected: set[str], touched: set[str]) -> None:
+        for key in affected:
+            for index_key in state.answers.pop(key, {}):
+                touched.add(shard_name(index_key, state.digits))
+        for key in affected:
+            fresh = precomputed_answers(state.targets.get(key, ()))
+            if fresh:
+                state.answers[key] = fresh
+                touched.update(shard_name(index_key, state.digits) for index_key in fresh)
+
+    def _index_files(self, loaded, state: _State, touched: set[str], output: _Output) -> None:
+        shards: dict[str, dict] = {}
+        answers: dict[str, dict] = {}
+        for key, records in state.records.items():
+            shards.setdefault(shard_name(key, state.digits), {})[key] = records
+        for by_key in state.answers.values():
+            for key, value in by_key.items():
+                answers.setdefault(shard_name(key, state.digits), {})[key] = value
+        checksums: dict[str, dict] = {"shards": {}, "answers": {}}
+        for kind, groups in (("shards", shards), ("answers", answers)):
+            for name in sorted(groups):
+                relative = f"index/{kind}/{name}.json"
+                if name in touched or relative not in state.digests:
+                    output.put(relative, dumps(groups[name]))
+                else:
+                    output.digests[relative] = state.digests[relative]
+                checksums[kind][name] = {"keys": len(groups[name]), "sha256": output.digests[relative]}
+        output.put("index/checksums.json", dumps(checksums))
+        output.put("index/manifest.json", dumps(manifest_of(loaded, state.digits, len(state.records), len(shards))))
+
+    # -- bookkeeping -------------------------------------------------------------------
+
+    def _remember(self, state: _State, items: dict, generated: _Output) -> None:
+        state.items = items
+        state.digests = generated.digests
+        self.state = state
+        self._state_path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = self._state_path.with_name(self._state_path.name + f".{os.getpid()}.tmp")
+        with open(temporary, "wb") as handle:
+            pickle.dump(state, handle, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(temporary, self._state_path)
+
+    def _report(self, loaded, state: _State, mode: str, written: int, removed: int, generated) -> BuildReport:
+        return BuildReport(
+            output=self.config.output, items=sum(len(v) for v in state.items.values()), keys=len(state.records),
+            pages=self.pages, written=written, removed=removed, problems=loaded.problems, mode=mode,
+            warnings=list(self.warnings),
+        )
+
+
+def _key_count(items: dict[str, tuple]) -> int:
+    return len({k for held in items.values() for item, _ in held for k in item.keys()})
+
+
+def _carry(output: _Output, writer: _PagesWriter, relative: str) -> bool:
+    """An unchanged file: keep its digest, write nothing; False when there is none."""
+    if relative in writer.written:
+        return True
+    if relative not in output.old:
+        return False
+    writer.written.add(relative)
+    output.digests[relative] = output.old[relative]
+    return True
+
+
+def _publication_order(relative: str) -> tuple:
+    """Pages first, then the index, then the site-wide files: a new item's page is live
+    before anything points at it."""
+    if relative.startswith("index/"):
+        return (1, relative == "index/manifest.json", relative)
+    if "/" in relative and not relative.startswith(("_ibistatic/", "sitemaps/")):
+        return (0, relative)
+    return (2, relative)
+
+
+def _write_all(root: Path, files: dict[str, bytes]) -> None:
+    made: set[str] = set()
+    for relative in sorted(files):
+        path = os.path.join(root, *relative.split("/"))
+        directory = os.path.dirname(path)
+        if directory not in made:
+            os.makedirs(directory, exist_ok=True)
+            made.add(directory)
+        with open(path, "wb") as handle:
+            handle.write(files[relative])
+
+
+def _replace_files(root: Path, files: dict[str, bytes], order) -> None:
+    for relative in sorted(files, key=order):
+        path = os.path.join(root, *relative.split("/"))
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        temporary = f"{path}.{os.getpid()}.tmp"
+        with open(temporary, "wb") as handle:
+            handle.write(files[relative])
+        os.replace(temporary, path)
+
+
+def _remove(root: Path, relative: str) -> None:
+    path = os.path.join(root, *relative.split("/"))
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        return
+    directory = os.path.dirname(path)
+    while directory != str(root):  # drop the persistent URL's folder when it is empty
+        try:
+            os.rmdir(directory)
+        except OSError:
+            break
+        directory = os.path.dirname(directory)
+
+
+def _copy_assets(out: Path) -> None:
+    from . import pages
+
+    pages._copy_assets(out)
+
+
+def _load_state(path: Path) -> _State | None:
+    try:
+        with open(path, "rb") as handle:
+            state = pickle.load(handle)
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ValueError):
+        return None
+    return state if isinstance(state, _State) and state.fingerprint[0] == STATE_VERSION else None

@@ -1,0 +1,176 @@
+"""``ibistatic watch``: build once, then republish whenever the Archives change.
+
+File events (watchdog; inotify on Linux, or polling for network file systems) only say
+*that* something changed: each republish is the same incremental build as
+``ibistatic build`` (see site/publish.py), run on fresh input, so a watched site always
+equals a full build of the same trees.  The loop:
+
+- waits until events have been quiet for `debounce` seconds and every file they named
+  has stopped growing (created events fire before a write ends; editors save by
+  writing a temporary file and renaming it over the old one: both settle the same way);
+- republishes and logs what changed and how long it took;
+- every `rescan` seconds republishes anyway, a backstop for missed events (inotify
+  watch limits, network file systems);
+- never dies on bad input: an invalid descriptor is reported and that item keeps its
+  last good published state; any other error of a republish is logged and the loop goes on.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+
+from .config import SiteConfig
+from .errors import IbistaticError
+from .site.publish import BuildReport, Publisher
+
+__all__ = ["Watcher"]
+
+
+class _Events:
+    """What the observer threads saw since the last republish."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.paths: set[str] = set()
+        self.last = 0.0
+        self.wake = threading.Event()
+
+    def dispatch(self, event) -> None:  # watchdog's handler interface
+        if event.event_type in ("opened", "closed_no_write"):
+            return  # reading a file changes nothing
+        paths = [event.src_path] + ([event.dest_path] if getattr(event, "dest_path", "") else [])
+        if any("/.ibistatic/" in p or p.endswith(".tmp") for p in paths) and not any(p.endswith("item.yaml") for p in paths):
+            return  # deposits build in .ibistatic/incoming: the final rename is what counts
+        with self.lock:
+            self.paths.update(os.fsdecode(p) for p in paths)
+            self.last = time.monotonic()
+        self.wake.set()
+
+    def take(self) -> set[str]:
+        with self.lock:
+            paths, self.paths = self.paths, set()
+            self.wake.clear()
+            return paths
+
+
+def _sizes(paths: set[str]) -> dict[str, int]:
+    sizes = {}
+    for path in paths:
+        try:
+            sizes[path] = os.stat(path).st_size
+        except OSError:
+            sizes[path] = -1  # gone (renamed away or deleted)
+    return sizes
+
+
+class Watcher:
+    def __init__(
+        self,
+        config: SiteConfig,
+        *,
+        polling: bool = False,
+        debounce: float = 0.2,
+        rescan: float = 300.0,
+        log: Callable[[str], None] = print,
+    ) -> None:
+        self.config = config
+        self.polling = polling
+        self.debounce = debounce
+        self.rescan = rescan
+        self.log = log
+        self.publisher = Publisher(config, log=log, keep_last_good=True)
+        self.events = _Events()
+        self.stopping = threading.Event()
+        self.republished = 0  # how many republishes ran (tests wait on it)
+        self.last_started = 0.0  # monotonic time the last finished republish started
+
+    def _observer(self):
+        # inotify re-adds a watch when a deposit renames a folder in: harmless, not news
+        warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"watchdog\.")
+        if self.polling:
+            from watchdog.observers.polling import PollingObserver
+
+            observer = PollingObserver(timeout=1)
+        else:
+            from watchdog.observers import Observer
+
+            observer = Observer()
+        for root in self.config.archives:
+            observer.schedule(self.events, str(root), recursive=True)
+        return observer
+
+    def up_to_date(self) -> bool:
+        """No event since the start of the last finished republish."""
+        return not self.events.paths and self.last_started > self.events.last
+
+    def publish(self, why: str) -> BuildReport | None:
+        started = time.perf_counter()
+        began = time.monotonic()
+        try:
+            report = self.publisher.build()
+        except (IbistaticError, OSError) as error:  # keep watching: the next change may fix it
+            self.log(f"republish failed ({why}): {error}")
+            return None
+        finally:
+            self.last_started = began
+            self.republished += 1
+        for problem in report.problems:
+            self.log(str(problem))
+        self.log(f"{why}: {report.summary()} ({time.perf_counter() - started:.2f} s)")
+        return report
+
+    def _settled(self, paths: set[str]) -> set[str]:
+        """Wait until no event came for `debounce` s and the named files stopped growing."""
+        sizes = _sizes(paths)
+        while not self.stopping.is_set():
+            quiet = time.monotonic() - self.events.last
+            if quiet < self.debounce:
+                time.sleep(self.debounce - quiet)
+                continue
+            more = self.events.take()
+            paths |= more
+            now = _sizes(paths)
+            if not more and now == sizes:
+                return paths
+            sizes = now
+            time.sleep(self.debounce)
+        return paths
+
+    def run(self, ready: threading.Event | None = None) -> None:
+        """Build, then republish on changes until :meth:`stop` (or Ctrl-C)."""
+        self.publish("initial build")
+        observer = self._observer()
+        observer.start()
+        if ready is not None:
+            ready.set()
+        next_rescan = time.monotonic() + self.rescan
+        try:
+            while not self.stopping.is_set():
+                woke = self.events.wake.wait(timeout=max(0.05, min(1.0, next_rescan - time.monotonic())))
+                if self.stopping.is_set():
+                    break
+                if woke:
+                    paths = self._settled(self.events.take())
+                    if self.stopping.is_set():
+                        break
+                    self.publish(f"{len(paths)} changed paths")
+                elif time.monotonic() >= next_rescan:
+                    self.publish("periodic rescan")
+                else:
+                    continue
+                next_rescan = time.monotonic() + self.rescan
+        except KeyboardInterrupt:
+            pass
+        finally:
+            observer.stop()
+            observer.join(timeout=5)
+            self.log("watch stopped")
+
+    def stop(self) -> None:
+        self.stopping.set()
+        self.events.wake.set()

@@ -1,0 +1,147 @@
+"""Publishing: full builds are atomic and deterministic; updates equal full builds."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ibistatic.config import load_config
+from ibistatic.site.build import build_site
+
+from conftest import SAMPLE
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def make_project(tmp_path: Path, archives=("mtc-m16c", "mtc-m16d")) -> Path:
+    for name in archives:
+        shutil.copytree(SAMPLE / name, tmp_path / "archives" / name)
+    config = {"site-url": "https://ibi.example.org/", "archives": [f"archives/{n}" for n in archives], "output": "site"}
+    (tmp_path / "ibistatic.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    return tmp_path / "ibistatic.yaml"
+
+
+def assert_update_equals_full(config_path: Path) -> None:
+    config = load_config(config_path)
+    report = build_site(config)
+    updated = snapshot(config.output)
+    full = build_site(config, full=True)
+    assert full.mode == "full"
+    rebuilt = snapshot(config.output)
+    assert sorted(updated) == sorted(rebuilt)
+    assert [path for path in rebuilt if updated[path] != rebuilt[path]] == []
+    return report
+
+
+def test_two_full_builds_are_byte_identical(tmp_path):
+    config = load_config(make_project(tmp_path))
+    build_site(config, full=True)
+    first = snapshot(config.output)
+    build_site(config, full=True)
+    assert snapshot(config.output) == first
+    assert len(first) > 100
+
+
+def test_a_second_build_rewrites_nothing(tmp_path):
+    config = load_config(make_project(tmp_path))
+    build_site(config)
+    mtimes = {p: p.stat().st_mtime_ns for p in config.output.rglob("*") if p.is_file()}
+    report = build_site(config)
+    assert (report.written, report.removed) == (0, 0)
+    assert {p: p.stat().st_mtime_ns for p in config.output.rglob("*") if p.is_file()} == mtimes
+
+
+def _edit(path: Path, **changes) -> None:
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    data.update(changes)
+    path.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 2_000_000_000))  # a later mtime, however fast the test
+
+
+def test_updates_equal_full_builds(tmp_path):
+    config_path = make_project(tmp_path)
+    config = load_config(config_path)
+    build_site(config)
+    m16c = tmp_path / "archives" / "mtc-m16c"
+    # edit a title: only that item's pages change
+    item = m16c / "sid.inpe.br/mtc-m18@80/2009/07.21.14.43/item.yaml"
+    _edit(item, **{"dublin-core": {"title": "A new title"}})
+    report = assert_update_equals_full(config_path)
+    assert report.mode.startswith("update") and 0 < report.written < 40
+    # the next edition's metadata moves: the older edition's '!:' answers change too
+    _edit(m16c / "sid.inpe.br/mtc-m18/2012/07.12.18.08/item.yaml", metadata="sid.inpe.br/mtc-m18@80/2009/07.21.13.23.47")
+    assert_update_equals_full(config_path)
+    # a new item, then its removal
+    new = m16c / "sid.inpe.br/mtc-m19/2020/01.02.03.04"
+    (new / "doc").mkdir(parents=True)
+    (new / "doc" / "new.txt").write_text("new\n", encoding="utf-8")
+    (new / "item.yaml").write_text('state: Original\ntimestamp: "2020-01-02T03:04:00Z"\nibip: 8JMKD3MGP8W/3FAAAAA\n', encoding="utf-8")
+    assert_update_equals_full(config_path)
+    assert (config.output / "8JMKD3MGP8W/3FAAAAA/index.html").exists()
+    shutil.rmtree(new)
+    assert_update_equals_full(config_path)
+    assert not (config.output / "8JMKD3MGP8W/3FAAAAA").exists()
+    # a broken descriptor leaves the item out; fixing it brings it back
+    _edit(item, state="Orignal")
+    assert_update_equals_full(config_path)
+    _edit(item, state="Original")
+    assert_update_equals_full(config_path)
+
+
+def test_an_interrupted_update_leads_to_a_full_build(tmp_path):
+    config = load_config(make_project(tmp_path))
+    build_site(config)
+    (config.output / ".ibistatic-updating").write_text("")
+    assert build_site(config).mode == "full"
+    assert not (config.output / ".ibistatic-updating").exists()
+
+
+@pytest.mark.slow
+def test_a_killed_build_leaves_the_previous_site_intact(tmp_path):
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    from make_archive import make_project as make_synthetic
+
+    project = make_synthetic(tmp_path / "project", 3000)
+    config = load_config(project / "ibistatic.yaml")
+    build_site(config)
+    before = snapshot(config.output)
+    killed_while_writing = 0
+    for delay in (0.0, 0.3, 0.8):
+        process = subprocess.Popen([sys.executable, "-m", "ibistatic", "build", "--full", "--config", str(project / "ibistatic.yaml")],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        staging = config.output.parent / f".{config.output.name}.staging-{process.pid}"
+        deadline = time.monotonic() + 60
+        while not staging.exists() and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)  # wait until it writes the new tree
+        time.sleep(delay)
+        killed_while_writing += staging.exists() and process.poll() is None
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+        assert snapshot(config.output) == before
+    assert killed_while_writing >= 2  # the kills did land in the middle of writing
+    # a staging tree left by a killed build is removed by the next build
+    build_site(config, full=True)
+    assert not [p for p in config.output.parent.iterdir() if ".staging-" in p.name]
+    assert snapshot(config.output) == before
+
+
+def test_catalog_is_published_when_configured(tmp_path):
+    config_path = make_project(tmp_path)
+    data = yaml.safe_load(config_path.read_text(encoding="utf-8"))
+    config_path.write_text(yaml.safe_dump({**data, "catalog": True}), encoding="utf-8")
+    config = load_config(config_path)
+    build_site(config)
+    assert (config.output / "catalog" / "index.html").exists()
+    pages = list((config.output / "catalog" / "items").rglob("index.html"))
+    assert len(pages) == 14  # one page per IBI: 16 items, two of them copies
