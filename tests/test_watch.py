@@ -95,8 +95,9 @@ def test_watch_republishes_every_kind_of_change(served, tmp_path):
     new = deposit(archive, [document], host="mtc-m19.sid.inpe.br", metadata={"title": "New report"})
     page = f"/{new.repository}/index.html"
     wait_for(lambda: status(server, page) == 200, what="the deposited item's page")
+    watching.settle(before)  # pages go out first, then the index
+    wait_for(watching.watcher.up_to_date, what="the republish to end")
     assert Resolver(config.output).resolve(new.repository).url.endswith("/doc/report.txt")
-    watching.settle(before)
 
     # edit: a new title appears on the page
     descriptor = Path(new.path) / "item.yaml"
@@ -121,6 +122,7 @@ def test_watch_republishes_every_kind_of_change(served, tmp_path):
     # deleted
     shutil.rmtree(new.path)
     wait_for(lambda: status(server, page) == 404, what="the page to go")
+    wait_for(watching.watcher.up_to_date, what="the republish to end")
     assert Resolver(config.output).resolve(new.repository).alert == "not-found"
     assert watching.thread.is_alive()
 

@@ -18,6 +18,7 @@ resolution only ever consults items reachable that way.
 from __future__ import annotations
 
 import hashlib
+import multiprocessing
 import os
 import pickle
 import shutil
@@ -38,6 +39,9 @@ from .swap import publish_tree, remove_stale, staging_path
 __all__ = ["Publisher", "BuildReport", "STATE_VERSION"]
 
 STATE_VERSION = 1
+#: items from which a full build resolves and renders in WORKERS forked processes
+PARALLEL_ITEMS = 5000
+WORKERS = 2  # this project's machines have two cores
 JOURNAL = ".ibistatic-updating"  # present in the output while an update is being applied
 
 
@@ -126,18 +130,36 @@ def _affected(changed: set[str], reverse: Iterable[dict[str, set[str]]]) -> set[
 
 
 class _Output:
-    """Collects generated files; keeps only those whose bytes differ from `digests`."""
+    """Collects generated files; keeps only those whose bytes differ from `digests`.
 
-    def __init__(self, digests: dict[str, str]) -> None:
+    With `direct`, a differing file is written there at once instead of being kept in
+    memory (a full build into its staging tree: memory stays flat however large the site).
+    """
+
+    def __init__(self, digests: dict[str, str], direct: Path | None = None) -> None:
         self.old = digests
+        self.direct = str(direct) if direct is not None else None
         self.files: dict[str, bytes] = {}
         self.digests: dict[str, str] = {}
+        self.written = 0
+        self._made: set[str] = set()
 
     def put(self, relative: str, data: bytes | str) -> None:
         data = data.encode("utf-8") if isinstance(data, str) else data
         self.digests[relative] = _digest(data)
-        if self.old.get(relative) != self.digests[relative]:
+        if self.old.get(relative) == self.digests[relative]:
+            return
+        self.written += 1
+        if self.direct is None:
             self.files[relative] = data
+            return
+        path = os.path.join(self.direct, *relative.split("/"))
+        directory = os.path.dirname(path)
+        if directory not in self._made:
+            os.makedirs(directory, exist_ok=True)
+            self._made.add(directory)
+        with open(path, "wb") as handle:
+            handle.write(data)
 
 
 class _PagesWriter:
@@ -188,15 +210,14 @@ class Publisher:
         remove_stale(output)
         items = _holdings_by_key(loaded)
         state = _State(_fingerprint(self.config, loaded), {}, {}, {}, {}, {}, shard_digits(_key_count(items)))
-        generated = self._generate(loaded, state, items, set(items), set(items))
         staging = staging_path(output)
         staging.mkdir()
-        _write_all(staging, generated.files)
+        generated = self._generate(loaded, state, items, set(items), set(items), direct=staging)
         _copy_assets(staging)
         self._catalog(staging / "catalog")
         publish_tree(staging, output)
         self._remember(state, items, generated)
-        return self._report(loaded, state, "full", len(generated.files), 0, generated)
+        return self._report(loaded, state, "full", generated.written, 0, generated)
 
     # -- incremental update ----------------------------------------------------------------
 
@@ -230,7 +251,7 @@ class Publisher:
             self._catalog(output / "catalog")  # swapped in whole by build_catalog
         self._remember(state, items, generated)
         mode = f"update of {len(changed)} changed, {len(affected)} affected items"
-        return self._report(loaded, state, mode, len(generated.files), len(removed), generated)
+        return self._report(loaded, state, mode, generated.written, len(removed), generated)
 
     def _last_good(self, archive: str, key: str):
         for item, _ in self.state.items.get(key, ()):
@@ -247,32 +268,36 @@ class Publisher:
 
     # -- generation (shared by both) -----------------------------------------------------
 
-    def _generate(self, loaded, state: _State, items: dict, affected: set[str], changed: set[str]) -> _Output:
+    def _generate(self, loaded, state: _State, items: dict, affected: set[str], changed: set[str], direct: Path | None = None) -> _Output:
         from . import pages
         from .hostfiles import write_host_files
-        from .targets import page_targets
 
-        output = _Output(state.digests)
+        output = _Output(state.digests, direct)
         site = pages._Site(self.config)
-        views = loaded.views()
-        # targets and answers of the affected items
+        # the affected items: targets (resolution) and their pages, over the cores
         for key in affected:
             state.targets.pop(key, None)
-        for target in page_targets(loaded, self.config.modifiers, views, only=affected & items.keys()):
-            state.targets.setdefault(target.item.key, []).append(target)
+        wanted = sorted(affected & items.keys())
+        for targets, digests, written, files in self._render_shares(loaded, items, wanted, state.digests, direct):
+            state.targets.update(targets)
+            output.digests.update(digests)
+            output.files.update(files)
+            output.written += written
+        writer = _PagesWriter(output)
+        writer.written.update(output.digests)
+        # the other items' pages are unchanged: their digests carry over
+        for key in sorted(state.targets):
+            if key not in affected:
+                for target in state.targets[key]:
+                    relative = target.path + "/index.html"
+                    if not _carry(output, writer, relative):
+                        writer.write(relative, pages._target_page(site, target))
+        self._item_pages(site, loaded, items, affected, writer, output, only_unaffected=True)
         all_targets = [t for key in sorted(state.targets) for t in state.targets[key]]
         # index records and answers of the changed / affected keys
         touched_shards: set[str] = set()
         self._refresh_records(loaded, state, items, changed, touched_shards)
         self._refresh_answers(state, affected, touched_shards)
-        # pages: all of them are re-listed so that their digests carry over
-        writer = _PagesWriter(output)
-        for key in sorted(state.targets):
-            for target in state.targets[key]:
-                relative = target.path + "/index.html"
-                if key in affected or not _carry(output, writer, relative):
-                    writer.write(relative, pages._target_page(site, target))
-        self._item_pages(site, loaded, items, affected, writer, output)
         self._index_files(loaded, state, touched_shards, output)
         config_json = pages.script_json({"base": site.base, "site": site.site_url})
         writer.write("404.html", site.render("404.html", config=config_json))
@@ -286,7 +311,34 @@ class Publisher:
         self.pages = len(writer.written)
         return output
 
-    def _item_pages(self, site, loaded, items, affected, writer, output) -> None:
+    def _render_shares(self, loaded, items: dict, keys: list[str], old: dict[str, str], direct: Path | None):
+        """(targets by key, digests, files written, files kept) of `keys`: in forked
+        processes when there are many and the pages go straight to disk, else here."""
+        global _FORK
+        if direct is None or len(keys) < PARALLEL_ITEMS or "fork" not in multiprocessing.get_all_start_methods():
+            return [self._render_items(loaded, items, keys, _Output(old, direct))]
+        _FORK = (self, loaded, items, keys, direct)
+        try:
+            with multiprocessing.get_context("fork").Pool(WORKERS) as pool:
+                return pool.map(_render_share, range(WORKERS))
+        finally:
+            _FORK = None
+
+    def _render_items(self, loaded, items: dict, keys: list[str], output: _Output):
+        """Resolve and render the pages of the items `keys` into `output`."""
+        from . import pages
+        from .targets import page_targets
+
+        site = pages._Site(self.config)
+        targets: dict[str, list] = {}
+        writer = _PagesWriter(output)
+        for target in page_targets(loaded, self.config.modifiers, loaded.views(), only=set(keys)):
+            targets.setdefault(target.item.key, []).append(target)
+            writer.write(target.path + "/index.html", pages._target_page(site, target))
+        self._item_pages(site, loaded, {key: items[key] for key in keys}, set(keys), writer, output)
+        return targets, output.digests, output.written, output.files
+
+    def _item_pages(self, site, loaded, items, affected, writer, output, only_unaffected: bool = False) -> None:
         from ..core.properties import item_urls
         from . import pages
 
@@ -294,6 +346,8 @@ class Publisher:
         for key in sorted(items):
             for item, _ in items[key]:
                 if item.state == "Deleted":
+                    continue
+                if only_unaffected and key in affected:
                     continue
                 urls = item_urls(views[item.archive], item)
                 if key not in affected:
@@ -377,6 +431,14 @@ class Publisher:
         )
 
 
+_FORK: tuple | None = None  # what forked workers share: set just before the fork
+
+
+def _render_share(share: int):
+    publisher, loaded, items, keys, direct = _FORK
+    return publisher._render_items(loaded, items, keys[share::WORKERS], _Output({}, direct))
+
+
 def _key_count(items: dict[str, tuple]) -> int:
     return len({k for held in items.values() for item, _ in held for k in item.keys()})
 
@@ -400,18 +462,6 @@ def _publication_order(relative: str) -> tuple:
     if "/" in relative and not relative.startswith(("_ibistatic/", "sitemaps/")):
         return (0, relative)
     return (2, relative)
-
-
-def _write_all(root: Path, files: dict[str, bytes]) -> None:
-    made: set[str] = set()
-    for relative in sorted(files):
-        path = os.path.join(root, *relative.split("/"))
-        directory = os.path.dirname(path)
-        if directory not in made:
-            os.makedirs(directory, exist_ok=True)
-            made.add(directory)
-        with open(path, "wb") as handle:
-            handle.write(files[relative])
 
 
 def _replace_files(root: Path, files: dict[str, bytes], order) -> None:
