@@ -32,7 +32,10 @@ def run(args) -> int:
     if explicit_or_local is None and output is None:
         output = "site"  # the bundled sample publishes into ./site (cli.md)
     config = load_config(explicit_or_local, output=output)
-    report = build_site(config, log=None if args.quiet else lambda m: print(m, file=sys.stderr), full=args.full)
+    from ..progress import Progress
+
+    progress = Progress(enabled=None if not args.quiet else False)  # a bar on a terminal only
+    report = build_site(config, log=None if args.quiet else lambda m: print(m, file=sys.stderr), full=args.full, progress=progress)
     for problem in report.problems:
         print(problem, file=sys.stderr)
     for warning in report.warnings:

@@ -180,8 +180,11 @@ class _PagesWriter:
 class Publisher:
     """Publishes one configuration; keeps the last build's state for the next update."""
 
-    def __init__(self, config: SiteConfig, log: Callable[[str], None] | None = None, keep_last_good: bool = False) -> None:
+    def __init__(self, config: SiteConfig, log: Callable[[str], None] | None = None, keep_last_good: bool = False, progress=None) -> None:
+        from ..progress import Progress
+
         self.config = config
+        self.progress = progress or Progress(enabled=False)
         #: watch mode: an item whose descriptor turns invalid keeps its last good state
         self.keep_last_good = keep_last_good
         self.log = log or (lambda message: None)
@@ -195,9 +198,11 @@ class Publisher:
         """Update in place when the last build's state matches the output, else build whole."""
         started = time.perf_counter()
         last_good = self._last_good if self.keep_last_good and self.state is not None else None
-        loaded = load_archives(self.config.archives, self.config.site_url, self.cache, last_good=last_good)
+        self.progress.phase("crawling archives")
+        loaded = load_archives(self.config.archives, self.config.site_url, self.cache, progress=self.progress.advance, last_good=last_good)
         state = None if full else self._usable_state(loaded)
         report = self._update(loaded, state) if state is not None else self._full(loaded)
+        self.progress.finish()
         self.cache.save()
         report.seconds = time.perf_counter() - started
         return report
@@ -295,6 +300,7 @@ class Publisher:
         self._item_pages(site, loaded, items, affected, writer, output, only_unaffected=True)
         all_targets = [t for key in sorted(state.targets) for t in state.targets[key]]
         # index records and answers of the changed / affected keys
+        self.progress.phase("index and site-wide files")
         touched_shards: set[str] = set()
         self._refresh_records(loaded, state, items, changed, touched_shards)
         self._refresh_answers(state, affected, touched_shards)
@@ -315,17 +321,25 @@ class Publisher:
         """(targets by key, digests, files written, files kept) of `keys`: in forked
         processes when there are many and the pages go straight to disk, else here."""
         global _FORK
+        self.progress.phase("resolving and rendering", len(keys))
         if direct is None or len(keys) < PARALLEL_ITEMS or "fork" not in multiprocessing.get_all_start_methods():
             return [self._render_items(loaded, items, keys, _Output(old, direct))]
-        _FORK = (self, loaded, items, keys, direct)
+        context = multiprocessing.get_context("fork")
+        done = context.Value("l", 0)
+        _FORK = (self, loaded, items, keys, direct, done)
         try:
-            with multiprocessing.get_context("fork").Pool(WORKERS) as pool:
-                return pool.map(_render_share, range(WORKERS))
+            with context.Pool(WORKERS) as pool:
+                result = pool.map_async(_render_share, range(WORKERS))
+                while not result.ready():
+                    result.wait(0.1)
+                    self.progress.update(done.value)
+                return result.get()
         finally:
             _FORK = None
 
-    def _render_items(self, loaded, items: dict, keys: list[str], output: _Output):
-        """Resolve and render the pages of the items `keys` into `output`."""
+    def _render_items(self, loaded, items: dict, keys: list[str], output: _Output, done=None):
+        """Resolve and render the pages of the items `keys` into `output`; `done` is a
+        shared counter of items finished (forked workers), else the progress bar."""
         from . import pages
         from .targets import page_targets
 
@@ -333,6 +347,12 @@ class Publisher:
         targets: dict[str, list] = {}
         writer = _PagesWriter(output)
         for target in page_targets(loaded, self.config.modifiers, loaded.views(), only=set(keys)):
+            if target.item.key not in targets:
+                if done is not None:
+                    with done.get_lock():
+                        done.value += 1
+                else:
+                    self.progress.advance()
             targets.setdefault(target.item.key, []).append(target)
             writer.write(target.path + "/index.html", pages._target_page(site, target))
         self._item_pages(site, loaded, {key: items[key] for key in keys}, set(keys), writer, output)
@@ -435,8 +455,8 @@ _FORK: tuple | None = None  # what forked workers share: set just before the for
 
 
 def _render_share(share: int):
-    publisher, loaded, items, keys, direct = _FORK
-    return publisher._render_items(loaded, items, keys[share::WORKERS], _Output({}, direct))
+    publisher, loaded, items, keys, direct, done = _FORK
+    return publisher._render_items(loaded, items, keys[share::WORKERS], _Output({}, direct), done)
 
 
 def _key_count(items: dict[str, tuple]) -> int:
