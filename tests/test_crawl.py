@@ -95,8 +95,6 @@ def test_hidden_files_in_doc_are_not_the_items(tmp_path):
     assert [(item.files, item.target) for item in archive.items] == [(("report.txt",), "report.txt")]
 
 
-@pytest.mark.xfail(strict=True, reason="_doc_files walks a stack: a directory's files come before its "
-                   "subdirectories, and the subdirectories last-first (doc/z.txt, doc/b/y.txt, doc/a/x.txt)")
 def test_doc_links_out_of_the_root_are_reported_in_sorted_order(tmp_path):
     (tmp_path / "secret.txt").write_text("not in any archive\n", encoding="utf-8")
     root = _archive(tmp_path / "mtc-m16c")

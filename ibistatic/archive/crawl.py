@@ -176,17 +176,20 @@ def _subdirectories(directory: str, root_real: str, problems: list[Problem], arc
 
 
 def _doc_files(doc: str, root_real: str, problems: list[Problem], archive: str, root: str) -> tuple[tuple[str, ...], float]:
-    """Every file under doc/ (relative POSIX paths, sorted) and the newest mtime."""
+    """Every file under doc/ (relative POSIX paths, sorted) and the newest mtime.
+
+    Walked in name order, depth first, so that warnings come out sorted too.
+    """
     files: list[str] = []
     newest = 0.0
-    stack = [("", doc)]
-    while stack:
-        prefix, directory = stack.pop()
+
+    def walk(prefix: str, directory: str) -> None:
+        nonlocal newest
         try:
-            entries = list(os.scandir(directory))
+            entries = sorted(os.scandir(directory), key=lambda e: e.name)
         except OSError:
-            continue
-        for entry in sorted(entries, key=lambda e: e.name):
+            return
+        for entry in entries:
             if entry.name.startswith("."):
                 continue  # .DS_Store and editors' files are not the item's
             relative = prefix + entry.name
@@ -198,11 +201,13 @@ def _doc_files(doc: str, root_real: str, problems: list[Problem], archive: str, 
             except OSError:
                 continue
             if stat.S_ISDIR(st.st_mode):
-                stack.append((relative + "/", entry.path))
+                walk(relative + "/", entry.path)
             elif stat.S_ISREG(st.st_mode):
                 files.append(relative)
                 newest = max(newest, st.st_mtime)
-    return tuple(sorted(files)), newest
+
+    walk("", doc)
+    return tuple(files), newest
 
 
 def read_repository(root: Path, archive: str, relative: str, cache: CrawlCache | None = None, root_real: str | None = None) -> tuple[Item | None, list[Problem]]:

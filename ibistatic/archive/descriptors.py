@@ -38,15 +38,24 @@ def _shown(value: Any) -> str:
     """A value as the user wrote it in YAML, with its YAML kind (no Python names)."""
     if value is None:
         return "nothing"
+    if isinstance(value, bool):
+        return f"{'true' if value else 'false'} (a boolean)"
     if isinstance(value, str):
         return repr(value)  # text is the common case: quoting it says enough
-    kinds = {bool: "a boolean", int: "a number", float: "a number", str: "text", list: "a list", dict: "a mapping"}
-    if isinstance(value, (_dt.date, _dt.datetime)):
-        return f"{value.isoformat()} (a YAML date)"
-    kind = next((k for t, k in kinds.items() if isinstance(value, t)), "a value")
-    return f"{value!r} ({kind})" if not isinstance(value, (list, dict)) else kind
+    if isinstance(value, _dt.datetime):
+        return f"{str(value)!r} (a time)" if value.tzinfo else f"{str(value)!r} (a time without a time zone)"
+    if isinstance(value, _dt.date):
+        return f"{value.isoformat()!r} (a date without a time)"
+    if isinstance(value, (int, float)):
+        return f"{value!r} (a number)"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return "a value of another kind"
 
 
+# hostport (Section 4.1): a host name or IPv4, optional port.
 HOSTPORT = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?(?::[0-9]{1,5})?")
 ISO_UTC = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?Z")
 
@@ -109,7 +118,7 @@ def _language(c: Collector, key: str, text: Any) -> str | None:
 
 
 def _template(c: Collector, raw: Mapping, key: str, default: str) -> str:
-    value = _string(c, raw, key, "a URL template string")
+    value = _string(c, raw, key, "a URL template string") if raw.get(key) is not None else None
     if value is None:
         return default
     for name in re.findall(r"\{([^{}]*)\}", value):
@@ -142,16 +151,16 @@ def read_archive_info(name: str, raw: Any) -> tuple[ArchiveInfo | None, list[Pro
         c.error("address", "nothing", "the Archive's host[:port] (a required key)")
     elif address is not None and not HOSTPORT.fullmatch(address):
         c.error("address", repr(address), "a host name or IP, optionally ':port'")
-    if "service-ibi" not in raw:
+    if raw.get("service-ibi") is None:
         c.error("service-ibi", "nothing", "the repository name of the archive service (a required key)")
-    service = _ibi(c, "service-ibi", raw.get("service-ibi"), repository_only=True) if "service-ibi" in raw else None
+    service = _ibi(c, "service-ibi", raw["service-ibi"], repository_only=True) if raw.get("service-ibi") is not None else None
     service_ibip = _ibi(c, "service-ibip", raw["service-ibip"]) if raw.get("service-ibip") is not None else None
     if service_ibip is not None and service_ibip.form != "ibip":
         c.error("service-ibip", repr(service_ibip.text), "an IBIp")
     platform = _ibi(c, "platform-software-ibi", raw["platform-software-ibi"]) if raw.get("platform-software-ibi") is not None else None
     file_url = _template(c, raw, "file-url", DEFAULT_FILE_URL)
     file_list_url = _template(c, raw, "file-list-url", DEFAULT_FILE_LIST_URL)
-    relations = _relations(c, raw.get("relations")) if "relations" in raw else None
+    relations = _relations(c, raw["relations"]) if raw.get("relations") is not None else None
     if c.failed:
         return None, c.problems
     info = ArchiveInfo(
@@ -163,13 +172,13 @@ def read_archive_info(name: str, raw: Any) -> tuple[ArchiveInfo | None, list[Pro
 
 def _relations(c: Collector, value: Any):
     if not isinstance(value, list):
-        c.error("relations", f"{value!r} ({type(value).__name__})", "a list of relations such as \"\", .lastedition, .metadata(oai_dc)")
+        c.error("relations", _shown(value), "a list of relations such as \"\", .lastedition, .metadata(oai_dc)")
         return None
     relations = []
     for index, text in enumerate(value):
         text = "" if text is None else text
         if not isinstance(text, str):
-            c.error(f"relations[{index}]", repr(text), "a relation string")
+            c.error(f"relations[{index}]", _shown(text), "a relation string")
             continue
         try:
             relation = parse_relation(text.strip())
@@ -265,11 +274,11 @@ def _timestamp(c: Collector, raw: Mapping, fallback: str) -> str:
     expected = "an ISO 8601 UTC time ending in Z, e.g. 2009-07-21T13:23:45Z"
     if isinstance(value, _dt.datetime):  # YAML turned an unquoted timestamp into a datetime
         if value.tzinfo is None:
-            c.error("timestamp", f"{str(value)!r} (a time without a time zone)", expected)
+            c.error("timestamp", _shown(value), expected)
             return fallback
         value = value.astimezone(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     elif isinstance(value, _dt.date):
-        c.error("timestamp", f"{value.isoformat()!r} (a date without a time)", expected)
+        c.error("timestamp", _shown(value), expected)
         return fallback
     if not isinstance(value, str) or not ISO_UTC.fullmatch(value):
         c.error("timestamp", _shown(value), expected)
@@ -285,7 +294,7 @@ def _translations(c: Collector, value: Any) -> tuple[tuple[str, Ibi], ...]:
     if value is None:
         return ()
     if not isinstance(value, Mapping):
-        c.error("translations", f"{value!r} ({type(value).__name__})", "a mapping of language tag to IBI")
+        c.error("translations", _shown(value), "a mapping of language tag to IBI")
         return ()
     pairs = []
     for tag, ibi_text in value.items():
@@ -300,12 +309,12 @@ def _formats(c: Collector, value: Any, files: tuple[str, ...]) -> tuple[tuple[st
     if value is None:
         return ()
     if not isinstance(value, Mapping):
-        c.error("formats", f"{value!r} ({type(value).__name__})", "a mapping of format name to a file inside doc/")
+        c.error("formats", _shown(value), "a mapping of format name to a file inside doc/")
         return ()
     formats = []
     for name, path in value.items():
         if not isinstance(path, str) or not path:
-            c.error(f"formats.{name}", repr(path), "a file inside doc/")
+            c.error(f"formats.{name}", _shown(path), "a file inside doc/")
         elif split_query(path)[0] not in files:
             c.error(f"formats.{name}", f"{split_query(path)[0]!r}, which is not in doc/", "a file inside doc/")
         else:
@@ -317,7 +326,7 @@ def _dublin_core(c: Collector, value: Any) -> tuple[tuple[str, tuple[str, ...]],
     if value is None:
         return ()
     if not isinstance(value, Mapping):
-        c.error("dublin-core", f"{value!r} ({type(value).__name__})", "a mapping of Dublin Core element to text")
+        c.error("dublin-core", _shown(value), "a mapping of Dublin Core element to text")
         return ()
     elements = []
     for element, values in value.items():
@@ -329,7 +338,7 @@ def _dublin_core(c: Collector, value: Any) -> tuple[tuple[str, tuple[str, ...]],
             elif isinstance(text, (_dt.date, _dt.datetime)):
                 texts.append(text.isoformat())
             else:
-                c.error(f"dublin-core.{element}", repr(text), "a string or a list of strings")
+                c.error(f"dublin-core.{element}", _shown(text), "a string or a list of strings")
         elements.append((str(element), tuple(texts)))
     return tuple(elements)
 
@@ -345,7 +354,7 @@ def _target(c: Collector, raw: Mapping, files: tuple[str, ...]) -> str | None:
             c.error("target", f"no target and {len(files)} files in doc/", "a target naming the default file")
         return None
     if not isinstance(value, str) or not value:
-        c.error("target", repr(value), "a file inside doc/")
+        c.error("target", _shown(value), "a file inside doc/")
         return None
     if split_query(value)[0] not in files:
         c.error("target", f"{split_query(value)[0]!r}, which is not in doc/", "a file inside doc/")
