@@ -1,8 +1,7 @@
 """read_item / read_archive_info on in-memory mappings: one row per rule, exact messages.
 
 The rows follow the tables of archive-format.md key by key; the descriptors of its own
-example come first.  Rows marked xfail carry the message the code should give (see the
-reason) and fail today.
+example come first.
 """
 
 from __future__ import annotations
