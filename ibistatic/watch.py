@@ -43,11 +43,14 @@ class _Events:
     def dispatch(self, event) -> None:  # watchdog's handler interface
         if event.event_type in ("opened", "closed_no_write"):
             return  # reading a file changes nothing
-        paths = [event.src_path] + ([event.dest_path] if getattr(event, "dest_path", "") else [])
-        if any("/.ibistatic/" in p or p.endswith(".tmp") for p in paths) and not any(p.endswith("item.yaml") for p in paths):
-            return  # deposits build in .ibistatic/incoming: the final rename is what counts
+        if event.event_type == "modified" and event.is_directory:
+            return  # a folder "changes" whenever a child does: the child's own event says which
+        paths = [os.fsdecode(p) for p in (event.src_path, getattr(event, "dest_path", "")) if p]
+        paths = [p for p in paths if "/.ibistatic/" not in p and not p.endswith("/.ibistatic")]
+        if not paths:
+            return  # ibistatic's own work folder (deposits are built there, then renamed in)
         with self.lock:
-            self.paths.update(os.fsdecode(p) for p in paths)
+            self.paths.update(paths)
             self.last = time.monotonic()
         self.wake.set()
 
@@ -84,6 +87,7 @@ class Watcher:
         self.rescan = rescan
         self.log = log
         self.publisher = Publisher(config, log=log, keep_last_good=True)
+        self.publisher.persist = False  # kept in memory while watching; saved on stop
         self.events = _Events()
         self.stopping = threading.Event()
         self.republished = 0  # how many republishes ran (tests wait on it)
@@ -108,11 +112,12 @@ class Watcher:
         """No event since the start of the last finished republish."""
         return not self.events.paths and self.last_started > self.events.last
 
-    def publish(self, why: str) -> BuildReport | None:
+    def publish(self, why: str, paths: set[str] | None = None) -> BuildReport | None:
+        """Republish; with `paths`, only the repositories they name are read again."""
         started = time.perf_counter()
         began = time.monotonic()
         try:
-            report = self.publisher.build()
+            report = self.publisher.build(changed_paths=paths)
         except (IbistaticError, OSError) as error:  # keep watching: the next change may fix it
             self.log(f"republish failed ({why}): {error}")
             return None
@@ -158,7 +163,7 @@ class Watcher:
                     paths = self._settled(self.events.take())
                     if self.stopping.is_set():
                         break
-                    self.publish(f"{len(paths)} changed paths")
+                    self.publish(f"{len(paths)} changed paths", paths)
                 elif time.monotonic() >= next_rescan:
                     self.publish("periodic rescan")
                 else:
@@ -169,6 +174,7 @@ class Watcher:
         finally:
             observer.stop()
             observer.join(timeout=5)
+            self.publisher.save_state()  # so that the next `ibistatic build` can update
             self.log("watch stopped")
 
     def stop(self) -> None:

@@ -38,7 +38,7 @@ from .swap import publish_tree, remove_stale, staging_path
 
 __all__ = ["Publisher", "BuildReport", "STATE_VERSION"]
 
-STATE_VERSION = 1
+STATE_VERSION = 2
 #: items from which a full build resolves and renders in WORKERS forked processes
 PARALLEL_ITEMS = 5000
 WORKERS = 2  # this project's machines have two cores
@@ -79,6 +79,7 @@ class _State:
     answers: dict[str, dict]  # repository key -> {index key -> precomputed answers}
     digests: dict[str, str]  # relative path -> sha256 of the file's bytes
     digits: int = 1
+    item_files: dict[str, list] = field(default_factory=dict)  # repository key -> its file-list/metadata pages
 
 
 def _digest(data: bytes) -> str:
@@ -191,15 +192,28 @@ class Publisher:
         self.cache = CrawlCache(config.cache_dir / "crawl.pickle")
         self.state: _State | None = None
         self._state_path = config.cache_dir / "site-state.pickle"
+        self._loaded: LoadedArchives | None = None  # the last crawl, for targeted re-reads
+        #: write the state file after every build; watch keeps it in memory and saves on stop
+        self.persist = True
+
 
     # -- entry points ------------------------------------------------------------------
 
-    def build(self, full: bool = False) -> BuildReport:
-        """Update in place when the last build's state matches the output, else build whole."""
+    def build(self, full: bool = False, changed_paths: set[str] | None = None) -> BuildReport:
+        """Update in place when the last build's state matches the output, else build whole.
+
+        `changed_paths` (watch mode): the files and folders that changed since the last
+        build of this Publisher; only the repositories they name are read again.
+        """
         started = time.perf_counter()
         last_good = self._last_good if self.keep_last_good and self.state is not None else None
         self.progress.phase("crawling archives")
-        loaded = load_archives(self.config.archives, self.config.site_url, self.cache, progress=self.progress.advance, last_good=last_good)
+        loaded = None
+        if changed_paths is not None and not full and self._loaded is not None:
+            loaded = self._reload(changed_paths, last_good)
+        if loaded is None:
+            loaded = load_archives(self.config.archives, self.config.site_url, self.cache, progress=self.progress.advance, last_good=last_good)
+        self._loaded = loaded
         state = None if full else self._usable_state(loaded)
         report = self._update(loaded, state) if state is not None else self._full(loaded)
         self.progress.finish()
@@ -244,10 +258,10 @@ class Publisher:
             return self._full(loaded)  # the shard layout changes: rewrite everything
         changed = {k for k in items.keys() | state.items.keys() if items.get(k) != state.items.get(k)}
         affected = _affected(changed, [_references(loaded, items), _references(loaded, state.items)])
-        generated = self._generate(loaded, state, items, affected, changed)
-        removed = [path for path in state.digests if path not in generated.digests]
         output = self.config.output
         (output / JOURNAL).write_text("an update is being applied; if this file stays, run a full build\n")
+        generated = self._generate(loaded, state, items, affected, changed)
+        removed = [path for path in state.digests if path not in generated.digests]
         _replace_files(output, generated.files, order=_publication_order)
         for relative in sorted(removed, reverse=True):
             _remove(output, relative)
@@ -257,6 +271,17 @@ class Publisher:
         self._remember(state, items, generated)
         mode = f"update of {len(changed)} changed, {len(affected)} affected items"
         return self._report(loaded, state, mode, generated.written, len(removed), generated)
+
+    def _reload(self, paths: set[str], last_good) -> LoadedArchives | None:
+        """The last crawl with the repositories under `paths` read again; None when a
+        path needs a whole crawl (an archive.yaml, or a path outside every archive)."""
+        from ..archive.load import reload_repositories
+
+        return reload_repositories(self._loaded, paths, self.cache, last_good)
+
+    def save_state(self) -> None:
+        if self.state is not None:
+            _save_state(self._state_path, self.state)
 
     def _last_good(self, archive: str, key: str):
         for item, _ in self.state.items.get(key, ()):
@@ -283,11 +308,17 @@ class Publisher:
         for key in affected:
             state.targets.pop(key, None)
         wanted = sorted(affected & items.keys())
-        for targets, digests, written, files in self._render_shares(loaded, items, wanted, state.digests, direct):
+        for targets, digests, written, files, item_files in self._render_shares(loaded, items, wanted, state.digests, direct):
             state.targets.update(targets)
+            state.item_files.update(item_files)
             output.digests.update(digests)
             output.files.update(files)
             output.written += written
+        for key in affected - items.keys():
+            state.item_files.pop(key, None)
+        if direct is None:  # an update: the changed items' pages go live first
+            _replace_files(self.config.output, output.files, order=_publication_order)
+            output.files.clear()
         writer = _PagesWriter(output)
         writer.written.update(output.digests)
         # the other items' pages are unchanged: their digests carry over
@@ -297,7 +328,7 @@ class Publisher:
                     relative = target.path + "/index.html"
                     if not _carry(output, writer, relative):
                         writer.write(relative, pages._target_page(site, target))
-        self._item_pages(site, loaded, items, affected, writer, output, only_unaffected=True)
+        self._carry_item_pages(site, loaded, items, affected, state, writer, output)
         all_targets = [t for key in sorted(state.targets) for t in state.targets[key]]
         # index records and answers of the changed / affected keys
         self.progress.phase("index and site-wide files")
@@ -355,33 +386,41 @@ class Publisher:
                     self.progress.advance()
             targets.setdefault(target.item.key, []).append(target)
             writer.write(target.path + "/index.html", pages._target_page(site, target))
-        self._item_pages(site, loaded, {key: items[key] for key in keys}, set(keys), writer, output)
-        return targets, output.digests, output.written, output.files
+        item_files = self._item_pages(site, loaded, {key: items[key] for key in keys}, writer)
+        return targets, output.digests, output.written, output.files, item_files
 
-    def _item_pages(self, site, loaded, items, affected, writer, output, only_unaffected: bool = False) -> None:
+    def _item_pages(self, site, loaded, items: dict, writer) -> dict[str, list[str]]:
+        """File-list and metadata pages of `items`; returns the pages each one has."""
         from ..core.properties import item_urls
         from . import pages
 
         views = {view.info.name: view for view in loaded.views()}
+        written: dict[str, list[str]] = {}
         for key in sorted(items):
             for item, _ in items[key]:
                 if item.state == "Deleted":
                     continue
-                if only_unaffected and key in affected:
-                    continue
                 urls = item_urls(views[item.archive], item)
-                if key not in affected:
-                    relatives = [pages._site_file(site.site_url, urls.get(n)) for n in ("list", "metadata", "oai_dc")]
-                    if all(_carry(output, writer, r) for r in relatives if r is not None):
-                        continue
                 common = {
                     "repository": item.repository.text,
                     "title": item.title(),
                     "persistent": pages.persistent_url(site.site_url, item.repository.text),
                     "archive": item.archive,
                 }
+                before = set(writer.written)
                 pages._file_list(site, writer, item, urls, common)
                 pages._metadata(site, writer, item, urls, common)
+                written.setdefault(key, []).extend(sorted(writer.written - before))
+        return written
+
+    def _carry_item_pages(self, site, loaded, items: dict, affected: set[str], state: _State, writer, output) -> None:
+        """The unaffected items' file-list and metadata pages keep their digests."""
+        stale = {}
+        for key in items.keys() - affected:
+            if not all(_carry(output, writer, relative) for relative in state.item_files.get(key, ())):
+                stale[key] = items[key]
+        if stale:  # files the state does not know: make them again
+            state.item_files.update(self._item_pages(site, loaded, stale, writer))
 
     def _refresh_records(self, loaded, state: _State, items: dict, changed: set[str], touched: set[str]) -> None:
         views = {view.info.name: view for view in loaded.views()}
@@ -437,11 +476,8 @@ class Publisher:
         state.items = items
         state.digests = generated.digests
         self.state = state
-        self._state_path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = self._state_path.with_name(self._state_path.name + f".{os.getpid()}.tmp")
-        with open(temporary, "wb") as handle:
-            pickle.dump(state, handle, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(temporary, self._state_path)
+        if self.persist:
+            _save_state(self._state_path, state)
 
     def _report(self, loaded, state: _State, mode: str, written: int, removed: int, generated) -> BuildReport:
         return BuildReport(
@@ -513,6 +549,14 @@ def _copy_assets(out: Path) -> None:
     from . import pages
 
     pages._copy_assets(out)
+
+
+def _save_state(path: Path, state: _State) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(path.name + f".{os.getpid()}.tmp")
+    with open(temporary, "wb") as handle:
+        pickle.dump(state, handle, protocol=pickle.HIGHEST_PROTOCOL)
+    os.replace(temporary, path)
 
 
 def _load_state(path: Path) -> _State | None:
