@@ -28,7 +28,18 @@ COMMANDS = (
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _wanted(argv: list[str] | None) -> tuple[str, ...]:
+    """The command modules to load: only the one asked for (a cold `ibistatic resolve`
+    must not pay for importing the crawler or YAML), or all of them for help."""
+    words = [word for word in (sys.argv[1:] if argv is None else argv) if not word.startswith("-")]
+    if words:
+        name = words[0].replace("-", "_")
+        if name in COMMANDS:
+            return (name,)
+    return COMMANDS
+
+
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ibistatic",
         description="Publish IBI persistent links as a static site and resolve them offline.",
@@ -37,7 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser.add_argument("--version", action="version", version=f"ibistatic {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMANDS:
+    for name in _wanted(argv):
         try:
             module = importlib.import_module(f".commands.{name}", __package__)
         except ModuleNotFoundError as error:
@@ -50,7 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)

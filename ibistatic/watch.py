@@ -17,6 +17,7 @@ equals a full build of the same trees.  The loop:
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import time
@@ -37,6 +38,7 @@ class _Events:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.paths: set[str] = set()
+        self.lost = False
         self.last = 0.0
         self.wake = threading.Event()
 
@@ -54,11 +56,31 @@ class _Events:
             self.last = time.monotonic()
         self.wake.set()
 
-    def take(self) -> set[str]:
+    def take(self) -> set[str] | None:
+        """The changed paths; None when events were lost (a whole rescan is needed)."""
         with self.lock:
             paths, self.paths = self.paths, set()
+            lost, self.lost = self.lost, False
             self.wake.clear()
-            return paths
+            return None if lost else paths
+
+    def events_lost(self) -> None:
+        with self.lock:
+            self.lost = True
+            self.last = time.monotonic()
+        self.wake.set()
+
+
+class _LostEvents(logging.Handler):
+    """watchdog only logs an inotify queue overflow: turn it into a rescan."""
+
+    def __init__(self, events: _Events) -> None:
+        super().__init__(logging.WARNING)
+        self.events = events
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if "overflow" in record.getMessage().lower():
+            self.events.events_lost()
 
 
 def _sizes(paths: set[str]) -> dict[str, int]:
@@ -110,7 +132,7 @@ class Watcher:
 
     def up_to_date(self) -> bool:
         """No event since the start of the last finished republish."""
-        return not self.events.paths and self.last_started > self.events.last
+        return not self.events.paths and not self.events.lost and self.last_started > self.events.last
 
     def publish(self, why: str, paths: set[str] | None = None) -> BuildReport | None:
         """Republish; with `paths`, only the repositories they name are read again."""
@@ -129,8 +151,13 @@ class Watcher:
         self.log(f"{why}: {report.summary()} ({time.perf_counter() - started:.2f} s)")
         return report
 
-    def _settled(self, paths: set[str]) -> set[str]:
-        """Wait until no event came for `debounce` s and the named files stopped growing."""
+    def _settled(self, paths: set[str] | None) -> set[str] | None:
+        """Wait until no event came for `debounce` s and the named files stopped growing.
+        None: events were lost, read everything again."""
+        if paths is None:
+            time.sleep(self.debounce)
+            self.events.take()
+            return None
         sizes = _sizes(paths)
         while not self.stopping.is_set():
             quiet = time.monotonic() - self.events.last
@@ -138,6 +165,8 @@ class Watcher:
                 time.sleep(self.debounce - quiet)
                 continue
             more = self.events.take()
+            if more is None:
+                return None
             paths |= more
             now = _sizes(paths)
             if not more and now == sizes:
@@ -150,6 +179,8 @@ class Watcher:
         """Build, then republish on changes until :meth:`stop` (or Ctrl-C)."""
         self.publish("initial build")
         observer = self._observer()
+        lost = _LostEvents(self.events)
+        logging.getLogger("watchdog").addHandler(lost)
         observer.start()
         if ready is not None:
             ready.set()
@@ -163,7 +194,10 @@ class Watcher:
                     paths = self._settled(self.events.take())
                     if self.stopping.is_set():
                         break
-                    self.publish(f"{len(paths)} changed paths", paths)
+                    if paths is None:
+                        self.publish("file events were lost: full rescan")
+                    else:
+                        self.publish(f"{len(paths)} changed paths", paths)
                 elif time.monotonic() >= next_rescan:
                     self.publish("periodic rescan")
                 else:
@@ -174,6 +208,7 @@ class Watcher:
         finally:
             observer.stop()
             observer.join(timeout=5)
+            logging.getLogger("watchdog").removeHandler(lost)
             self.publisher.save_state()  # so that the next `ibistatic build` can update
             self.log("watch stopped")
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import http.client
 import shutil
 import threading
+import time
 from urllib.parse import quote
 
 import pytest
@@ -89,5 +90,8 @@ def test_reloads_when_the_index_is_rebuilt(server, tmp_path):
     staging = tmp_path / "staging"
     write_index(load_archives([root], "https://ibi.example.org/"), staging)
     publish_tree(staging, index)
+    deadline = time.monotonic() + 5  # the server looks for a new index once a second
+    while get(srv, "/example.org/new/2020/01.02.03.04")[0] != 302 and time.monotonic() < deadline:
+        time.sleep(0.1)
     status, location, _ = get(srv, "/example.org/new/2020/01.02.03.04")
     assert (status, location) == (302, "http://extra.example.org/col/example.org/new/2020/01.02.03.04/doc/document.txt")

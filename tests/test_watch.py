@@ -138,6 +138,21 @@ def test_editor_rename_save_is_seen(served, tmp_path):
     wait_for(lambda: "Saved by rename" in page.read_text(encoding="utf-8"), what="the renamed save")
 
 
+def test_lost_events_lead_to_a_full_rescan(tmp_path):
+    import logging
+
+    config = load_config(make_project(tmp_path))
+    watching = Watching(config)
+    try:
+        # a change the observer does not report, then the overflow watchdog logs
+        new = deposit(tmp_path / "archives" / "mtc-m16d", [Path(__file__)], host="mtc-m19.sid.inpe.br")
+        logging.getLogger("watchdog.observers.inotify_buffer").warning("Inotify queue overflowed; filesystem events were lost")
+        wait_for(lambda: any("events were lost" in m for m in watching.messages), what="a full rescan")
+        wait_for(lambda: (config.output / new.repository / "index.html").exists(), what="the page")
+    finally:
+        watching.stop()
+
+
 def test_polling_observer(tmp_path):
     config = load_config(make_project(tmp_path))
     watching = Watching(config, polling=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 from dataclasses import dataclass, field
@@ -45,9 +46,16 @@ class Index:
         if shard is None:
             try:
                 with open(self.path / kind / f"{name}.json", "rb") as handle:
-                    shard = json.load(handle)
+                    data = handle.read()
             except FileNotFoundError:
-                shard = {}  # no key hashed there
+                data = b"{}"  # no key hashed there
+            # The collector would walk the whole (large, long-lived) heap of loaded shards
+            # while json builds the new one: 4x slower loads. Nothing here makes cycles.
+            gc.disable()
+            try:
+                shard = json.loads(data)
+            finally:
+                gc.enable()
             self._shards[(kind, name)] = shard
         return shard
 

@@ -4,6 +4,8 @@ imports nothing, so a cold lookup stays cheap."""
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 __all__ = ["FORMAT", "VERSION", "fnv1a", "shard_name", "canonical_key"]
 
 FORMAT = "ibistatic-index"
@@ -18,6 +20,7 @@ def fnv1a(text: str) -> int:
     return value
 
 
+@lru_cache(maxsize=65536)
 def shard_name(key: str, digits: int) -> str:
     return format(fnv1a(key) % (16**digits), f"0{digits}x")
 

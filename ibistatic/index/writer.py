@@ -30,8 +30,9 @@ def dumps(value) -> bytes:
 
 
 def shard_digits(keys: int) -> int:
-    """Hex digits of the shard names: about KEYS_PER_SHARD keys per shard, at least 16 shards."""
-    return max(1, math.ceil(math.log(max(keys, 1) / KEYS_PER_SHARD, 16))) if keys > KEYS_PER_SHARD * 16 else 1
+    """Hex digits of the shard names: the nearest power of 16 to KEYS_PER_SHARD keys per
+    shard (so between about 64 and 1,024), at least 16 shards."""
+    return max(1, round(math.log(max(keys, 1) / KEYS_PER_SHARD, 16))) if keys > KEYS_PER_SHARD * 16 else 1
 
 
 def record_of(view, item) -> dict:
