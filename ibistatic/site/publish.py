@@ -169,11 +169,13 @@ class _PagesWriter:
     def __init__(self, output: _Output) -> None:
         self.output = output
         self.written: set[str] = set()
+        self.order: list[str] = []  # what this writer wrote, in order
 
     def write(self, relative: str, text: str) -> bool:
         if relative in self.written:
             return False
         self.written.add(relative)
+        self.order.append(relative)
         self.output.put(relative, text)
         return True
 
@@ -407,10 +409,10 @@ class Publisher:
                     "persistent": pages.persistent_url(site.site_url, item.repository.text),
                     "archive": item.archive,
                 }
-                before = set(writer.written)
+                first = len(writer.order)
                 pages._file_list(site, writer, item, urls, common)
                 pages._metadata(site, writer, item, urls, common)
-                written.setdefault(key, []).extend(sorted(writer.written - before))
+                written.setdefault(key, []).extend(sorted(writer.order[first:]))
         return written
 
     def _carry_item_pages(self, site, loaded, items: dict, affected: set[str], state: _State, writer, output) -> None:
