@@ -26,16 +26,13 @@ from ibistatic.errors import IbistaticError
 from ibistatic.resolver import Resolver
 from ibistatic.site.pages import (
     DC_ELEMENTS,
-    PARALLEL_THRESHOLD,
     SITE_SRC,
     _check_relative,
-    _site_file,
     base_path,
-    default_workers,
     oai_dc_elements,
     persistent_url,
-    render_pages,
     script_json,
+    site_file,
 )
 from ibistatic.site.targets import page_targets
 from site_helpers import SAMPLE, SITE_URL, build, tree_bytes, write_config
@@ -218,12 +215,15 @@ def test_paths_keep_modifier_characters_literally(site):
 
 
 def test_a_page_for_every_target_and_nothing_else(tmp_path):
+    from ibistatic.site.build import build_site
+
     config = load_config(write_config(tmp_path, [SAMPLE / "mtc-m16c", SAMPLE / "mtc-m16d"]))
     loaded = load_archives(config.archives, config.site_url)
     targets = list(page_targets(loaded, config.modifiers))
-    out = tmp_path / "out"
-    pages = render_pages(loaded, config, targets, out)
-    written = {str(p.relative_to(out)) for p in out.rglob("*") if p.is_file() and p.parts[len(out.parts)] != "assets"}
+    out = config.output
+    pages = build_site(config).pages
+    written = {str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()
+               and p.parts[len(out.parts)] not in ("assets", "index", "_ibistatic", "_redirects")}
     target_pages = {t.path + "/index.html" for t in targets}
     assert target_pages <= written
     others = written - target_pages
@@ -356,11 +356,13 @@ def test_sitemap_lists_every_redirecting_persistent_url(site, resolver):
         assert resolver.resolve(loc).url is not None
 
 
-def test_a_large_sitemap_becomes_an_index(tmp_path):
-    config = load_config(write_config(tmp_path, [SAMPLE / "mtc-m16c", SAMPLE / "mtc-m16d"]))
-    loaded = load_archives(config.archives, config.site_url)
-    targets = list(page_targets(loaded, config.modifiers))
-    render_pages(loaded, config, targets, tmp_path / "out", sitemap_limit=30)
+def test_a_large_sitemap_becomes_an_index(tmp_path, monkeypatch):
+    from ibistatic.site import pages
+    from ibistatic.site.build import build_site
+
+    monkeypatch.setattr(pages, "SITEMAP_LIMIT", 30)
+    config = load_config(write_config(tmp_path, [SAMPLE / "mtc-m16c", SAMPLE / "mtc-m16d"], output="out"))
+    build_site(config)
     index = _locs(tmp_path / "out" / "sitemap.xml")
     assert index == [SITE_URL + "sitemaps/1.xml", SITE_URL + "sitemaps/2.xml", SITE_URL + "sitemaps/3.xml"]
     parts = [_locs(tmp_path / "out" / "sitemaps" / f"{n}.xml") for n in (1, 2, 3)]
@@ -447,7 +449,7 @@ def test_file_list_links_every_file(site):
 def test_the_file_list_is_where_getfilelist_leads(site, resolver):
     url = resolver.resolve(SITE_URL + "LK47B6W/362SFKH?ibiurl.verblist=GetFileList").url
     assert url == SITE_URL + "files/iconet.com.br/banon/2009/09.09.22.01/"
-    assert (site / _site_file(SITE_URL, url)).is_file()
+    assert (site / site_file(SITE_URL, url)).is_file()
 
 
 def test_no_page_for_deleted_items(site):
@@ -557,19 +559,18 @@ def test_two_builds_give_identical_trees(tmp_path):
     assert [name for name in first if first[name] != second[name]] == []
 
 
-def test_two_processes_write_the_same_pages(tmp_path):
-    config = load_config(write_config(tmp_path, [SAMPLE / "mtc-m16c", SAMPLE / "mtc-m16d"], modifiers="all"))
-    loaded = load_archives(config.archives, config.site_url)
-    targets = list(page_targets(loaded, config.modifiers))
-    serial = render_pages(loaded, config, targets, tmp_path / "one", workers=1)
-    forked = render_pages(loaded, config, targets, tmp_path / "two", workers=2)
-    assert serial == forked > 1000
-    assert tree_bytes(tmp_path / "one") == tree_bytes(tmp_path / "two")
+def test_two_processes_write_the_same_pages(tmp_path, monkeypatch):
+    from ibistatic.site import publish
+    from ibistatic.site.build import build_site
 
-
-def test_large_sites_use_two_processes():
-    assert default_workers(PARALLEL_THRESHOLD - 1) == 1
-    assert default_workers(PARALLEL_THRESHOLD) == min(2, os.cpu_count() or 1)
+    serial = build_site(load_config(write_config(tmp_path / "one", [SAMPLE / "mtc-m16c", SAMPLE / "mtc-m16d"], modifiers="all")), full=True)
+    monkeypatch.setattr(publish, "PARALLEL_ITEMS", 1)  # fork even for the small sample
+    forked = build_site(load_config(write_config(tmp_path / "two", [SAMPLE / "mtc-m16c", SAMPLE / "mtc-m16d"], modifiers="all")), full=True)
+    assert serial.pages == forked.pages > 1000
+    one, two = tree_bytes(tmp_path / "one" / "site"), tree_bytes(tmp_path / "two" / "site")
+    assert one.keys() == two.keys()
+    # the host files name their own output folder; every other file is the same
+    assert [name for name in one if one[name] != two[name] and not name.startswith("_ibistatic/")] == []
 
 
 SITE_FILES = [
@@ -582,8 +583,8 @@ SITE_FILES = [
 
 
 @pytest.mark.parametrize(("url", "expected"), SITE_FILES)
-def test_site_file(url, expected):
-    assert _site_file(SITE_URL, url) == expected
+def testsite_file(url, expected):
+    assert site_file(SITE_URL, url) == expected
 
 
 @pytest.mark.parametrize("relative", ["../x/index.html", "a/../../x", "a//b", "/etc/passwd", "a/./b", "a\\b"])

@@ -18,7 +18,6 @@ the targets with templates compiled once per process.
 from __future__ import annotations
 
 import json
-import multiprocessing
 import os
 import re
 import shutil
@@ -42,9 +41,14 @@ __all__ = [
     "DC_ELEMENTS",
     "SITEMAP_LIMIT",
     "ALERT_TEXTS",
-    "render_pages",
-    "default_workers",
-    "PARALLEL_THRESHOLD",
+    "Site",
+    "target_page",
+    "item_pages",
+    "site_wide_pages",
+    "landing",
+    "sitemaps",
+    "site_file",
+    "copy_assets",
     "script_json",
     "persistent_url",
     "base_path",
@@ -61,9 +65,6 @@ DC_ELEMENTS = (
 
 #: URLs per sitemap file (the sitemaps.org limit); more make sitemap.xml an index.
 SITEMAP_LIMIT = 50_000
-
-#: target pages from which rendering is split over two processes
-PARALLEL_THRESHOLD = 20_000
 
 #: alert -> (title, explanation) shown on alert pages.
 ALERT_TEXTS = {
@@ -129,42 +130,6 @@ def _environment(source: Path) -> jinja2.Environment:
     )
 
 
-class _Writer:
-    """Writes files under `out`, creating each directory once."""
-
-    def __init__(self, out: Path) -> None:
-        self.out = str(out)
-        self.made: set[str] = set()
-        self.written: set[str] = set()
-
-    def write(self, relative: str, text: str) -> bool:
-        """Write `relative` (a '/'-separated path); False when it was already written."""
-        _check_relative(relative)
-        if relative in self.written:
-            return False
-        self.written.add(relative)
-        path = os.path.join(self.out, *relative.split("/"))
-        directory = os.path.dirname(path)
-        if directory not in self.made:
-            _make_directory(directory)
-            self.made.add(directory)
-        # unbuffered binary: one write, and none of text mode's tell/isatty system calls
-        with open(path, "wb", buffering=0) as handle:
-            handle.write(text.encode("utf-8"))
-        return True
-
-
-def _make_directory(directory: str) -> None:
-    """mkdir, with its parents only when they are missing (one system call per page)."""
-    try:
-        os.mkdir(directory)
-    except FileNotFoundError:
-        os.makedirs(directory, exist_ok=True)
-    except FileExistsError:
-        if not os.path.isdir(directory):
-            raise
-
-
 def _check_relative(relative: str) -> None:
     """A path inside the output: no empty, '.' or '..' segment, no backslash or NUL."""
     segments = relative.split("/")
@@ -172,7 +137,7 @@ def _check_relative(relative: str) -> None:
         raise IbistaticError(f"refusing to write {relative!r}: expected a path inside the site (no empty, '.' or '..' segment, no backslash or NUL)")
 
 
-def _site_file(site_url: str, url: str | None) -> str | None:
+def site_file(site_url: str, url: str | None) -> str | None:
     """Where in the output a URL of the site lives ('files/x/index.html'); None for a
     URL outside the site."""
     if not url or not url.startswith(site_url):
@@ -183,7 +148,7 @@ def _site_file(site_url: str, url: str | None) -> str | None:
     return relative
 
 
-class _Site:
+class Site:
     """What every template needs, computed once per build."""
 
     def __init__(self, config) -> None:
@@ -212,7 +177,7 @@ def _resolution_data(resolution) -> dict:
     return {"url": resolution.url, "alert": resolution.alert, "message": resolution.message}
 
 
-def _target_page(site: _Site, target) -> str:
+def target_page(site: Site, target) -> str:
     """The redirect page, or the alert page, of one emitted persistent URL."""
     resolution = target.resolution
     title = target.item.title()
@@ -240,7 +205,7 @@ def _target_page(site: _Site, target) -> str:
     )
 
 
-def _item_pages(site: _Site, loaded, writer: _Writer) -> int:
+def _item_pages(site: Site, loaded, writer) -> int:
     """Metadata pages (inline dublin-core) and file lists of every item, first holder first."""
     views = {view.info.name: view for view in loaded.views()}
     written = 0
@@ -259,8 +224,8 @@ def _item_pages(site: _Site, loaded, writer: _Writer) -> int:
     return written
 
 
-def _file_list(site: _Site, writer: _Writer, item, urls: dict, common: dict) -> int:
-    relative = _site_file(site.site_url, urls.get("list"))
+def _file_list(site: Site, writer, item, urls: dict, common: dict) -> int:
+    relative = site_file(site.site_url, urls.get("list"))
     if relative is None:
         return 0  # the Archive lists files elsewhere (its file-list-url)
     files = sorted(urls.get("files", {}).items())
@@ -268,20 +233,20 @@ def _file_list(site: _Site, writer: _Writer, item, urls: dict, common: dict) -> 
     return int(writer.write(relative, text))
 
 
-def _metadata(site: _Site, writer: _Writer, item, urls: dict, common: dict) -> int:
+def _metadata(site: Site, writer, item, urls: dict, common: dict) -> int:
     written = 0
     forms = [persistent_url(site.site_url, ibi.text) for ibi in (item.repository, item.ibip) if ibi is not None]
-    html = _site_file(site.site_url, urls.get("metadata"))
+    html = site_file(site.site_url, urls.get("metadata"))
     if html is not None:
         elements = [(key, list(values)) for key, values in item.dublin_core]
         written += writer.write(html, site.render("metadata.html", elements=elements, forms=forms, canonical=urls["metadata"], **common))
-    xml = _site_file(site.site_url, urls.get("oai_dc"))
+    xml = site_file(site.site_url, urls.get("oai_dc"))
     if xml is not None:
         written += writer.write(xml, site.render("oai_dc.xml", elements=oai_dc_elements(item.dublin_core)))
     return written
 
 
-def _landing(site: _Site, loaded, targets: Sequence) -> str:
+def landing(site: Site, loaded, targets: Sequence) -> str:
     counts: dict[str, Counter] = {info.name: Counter() for info in loaded.infos}
     keys: set[str] = set()
     for item in loaded.holdings.all_items():
@@ -296,7 +261,7 @@ def _landing(site: _Site, loaded, targets: Sequence) -> str:
     )
 
 
-def _sitemaps(site: _Site, targets: Sequence, writer: _Writer, limit: int) -> int:
+def sitemaps(site: Site, targets: Sequence, writer, limit: int) -> int:
     """sitemap.xml: every emitted persistent URL that redirects (alert pages are noindex);
     past `limit` URLs, sitemap.xml is an index of sitemaps/<n>.xml."""
     urls = [persistent_url(site.site_url, t.path) for t in targets if t.resolution.url is not None]
@@ -311,7 +276,7 @@ def _sitemaps(site: _Site, targets: Sequence, writer: _Writer, limit: int) -> in
     return len(parts) + 1
 
 
-def _copy_assets(out: Path) -> None:
+def copy_assets(out: Path) -> None:
     source = SITE_SRC / "assets"
     for directory, subdirectories, files in os.walk(source):
         subdirectories.sort()
@@ -321,57 +286,21 @@ def _copy_assets(out: Path) -> None:
             shutil.copyfile(Path(directory) / name, out / "assets" / relative / name)
 
 
-# What forked workers render: set by the parent just before the fork, read by the children.
-_FORKED: tuple | None = None
+def item_pages(site: Site, writer, item, urls: dict) -> None:
+    """The file-list page and, for inline Dublin Core, the metadata pages of `item`
+    (those of its `urls` that point into the site)."""
+    common = {
+        "repository": item.repository.text,
+        "title": item.title(),
+        "persistent": persistent_url(site.site_url, item.repository.text),
+        "archive": item.archive,
+    }
+    _file_list(site, writer, item, urls, common)
+    _metadata(site, writer, item, urls, common)
 
 
-def _render_share(share: int) -> int:
-    """In a forked worker: every `shares`-th target page, from the `share`-th."""
-    site, targets, out, shares = _FORKED
-    return _render_targets(site, targets[share::shares], out)
-
-
-def default_workers(count: int) -> int:
-    """Processes for `count` target pages: two (this project's machines have two cores)
-    for large sites where fork exists, else one (small sites do not repay the fork)."""
-    if count < PARALLEL_THRESHOLD or "fork" not in multiprocessing.get_all_start_methods():
-        return 1
-    return max(1, min(2, os.cpu_count() or 1))
-
-
-def _target_pages(site: _Site, targets: list, out: Path, workers: int) -> int:
-    """The redirect and alert pages, split over `workers` forked processes.  Each page is
-    its own file, so the split cannot change a byte of the output."""
-    global _FORKED
-    if workers <= 1:
-        return _render_targets(site, targets, out)
-    _FORKED = (site, targets, out, workers)
-    try:
-        with multiprocessing.get_context("fork").Pool(workers) as pool:
-            return sum(pool.map(_render_share, range(workers)))
-    finally:
-        _FORKED = None
-
-
-def _render_targets(site: _Site, targets: list, out: Path) -> int:
-    writer = _Writer(out)
-    return sum(writer.write(t.path + "/index.html", _target_page(site, t)) for t in targets)
-
-
-def render_pages(loaded, config, targets, out: Path, *, sitemap_limit: int = SITEMAP_LIMIT, workers: int | None = None) -> int:
-    """Write every page of the site into `out`; return how many pages (HTML and XML
-    documents, not counting assets) were written.  `workers`: processes for the target
-    pages (default: :func:`default_workers`)."""
-    out = Path(out)
-    site = _Site(config)
-    writer = _Writer(out)
-    targets = list(targets)
-    workers = default_workers(len(targets)) if workers is None else workers
-    pages = _target_pages(site, targets, out, workers)
-    pages += _item_pages(site, loaded, writer)
-    config_json = script_json({"base": site.base, "site": site.site_url})
-    pages += writer.write("404.html", site.render("404.html", config=config_json))
-    pages += writer.write("index.html", _landing(site, loaded, targets))
-    pages += _sitemaps(site, targets, writer, sitemap_limit)
-    _copy_assets(out)
-    return pages
+def site_wide_pages(site: Site, loaded, targets: Sequence, writer) -> None:
+    """404.html, the landing page and the sitemap(s)."""
+    writer.write("404.html", site.render("404.html", config=script_json({"base": site.base, "site": site.site_url})))
+    writer.write("index.html", landing(site, loaded, targets))
+    sitemaps(site, targets, writer, SITEMAP_LIMIT)

@@ -305,7 +305,7 @@ class Publisher:
         from .hostfiles import write_host_files
 
         output = _Output(state.digests, direct)
-        site = pages._Site(self.config)
+        site = pages.Site(self.config)
         # the affected items: targets (resolution) and their pages, over the cores
         for key in affected:
             state.targets.pop(key, None)
@@ -329,7 +329,7 @@ class Publisher:
                 for target in state.targets[key]:
                     relative = target.path + "/index.html"
                     if not _carry(output, writer, relative):
-                        writer.write(relative, pages._target_page(site, target))
+                        writer.write(relative, pages.target_page(site, target))
         self._carry_item_pages(site, loaded, items, affected, state, writer, output)
         all_targets = [t for key in sorted(state.targets) for t in state.targets[key]]
         # index records and answers of the changed / affected keys
@@ -338,10 +338,7 @@ class Publisher:
         self._refresh_records(loaded, state, items, changed, touched_shards)
         self._refresh_answers(state, affected, touched_shards)
         self._index_files(loaded, state, touched_shards, output)
-        config_json = pages.script_json({"base": site.base, "site": site.site_url})
-        writer.write("404.html", site.render("404.html", config=config_json))
-        writer.write("index.html", pages._landing(site, loaded, all_targets))
-        pages._sitemaps(site, all_targets, writer, pages.SITEMAP_LIMIT)
+        pages.site_wide_pages(site, loaded, all_targets, writer)
         with tempfile.TemporaryDirectory() as scratch:
             self.warnings = write_host_files(self.config, all_targets, Path(scratch))
             for path in sorted(Path(scratch).rglob("*")):
@@ -376,7 +373,7 @@ class Publisher:
         from . import pages
         from .targets import page_targets
 
-        site = pages._Site(self.config)
+        site = pages.Site(self.config)
         targets: dict[str, list] = {}
         writer = _PagesWriter(output)
         for target in page_targets(loaded, self.config.modifiers, loaded.views(), only=set(keys)):
@@ -387,7 +384,7 @@ class Publisher:
                 else:
                     self.progress.advance()
             targets.setdefault(target.item.key, []).append(target)
-            writer.write(target.path + "/index.html", pages._target_page(site, target))
+            writer.write(target.path + "/index.html", pages.target_page(site, target))
         item_files = self._item_pages(site, loaded, {key: items[key] for key in keys}, writer)
         return targets, output.digests, output.written, output.files, item_files
 
@@ -403,15 +400,8 @@ class Publisher:
                 if item.state == "Deleted":
                     continue
                 urls = item_urls(views[item.archive], item)
-                common = {
-                    "repository": item.repository.text,
-                    "title": item.title(),
-                    "persistent": pages.persistent_url(site.site_url, item.repository.text),
-                    "archive": item.archive,
-                }
                 first = len(writer.order)
-                pages._file_list(site, writer, item, urls, common)
-                pages._metadata(site, writer, item, urls, common)
+                pages.item_pages(site, writer, item, urls)
                 written.setdefault(key, []).extend(sorted(writer.order[first:]))
         return written
 
@@ -550,7 +540,7 @@ def _remove(root: Path, relative: str) -> None:
 def _copy_assets(out: Path) -> None:
     from . import pages
 
-    pages._copy_assets(out)
+    pages.copy_assets(out)
 
 
 def _save_state(path: Path, state: _State) -> None:
