@@ -64,6 +64,9 @@ def row_of(resolution: Resolution) -> list:
 def from_row(row: list, asked: str) -> Resolution:
     """A precomputed answer for the IBI as `asked` (the chain starts with it)."""
     fields = dict(zip(ROW_FIELDS, row))
-    chain = tuple([asked] + fields.pop("chain")[1:])
+    computed_for = fields.pop("chain")
+    chain = tuple([asked] + computed_for[1:])
     alert = fields["alert"]
+    if alert and alert != "deleted" and computed_for and fields["ibi"] == computed_for[0]:
+        fields["ibi"] = asked  # an alert names the IBI as asked (a deleted item: as stored), as resolve() does
     return Resolution(**fields, chain=chain, message=_MESSAGES[alert] if alert else "")
