@@ -45,17 +45,35 @@ def staging_path(output: Path, purpose: str = "staging") -> Path:
 
 
 def publish_tree(staging: Path, output: Path) -> None:
-    """Make `staging` the published `output`; the previous tree is removed afterwards."""
+    """Make `staging` the published `output`; the previous tree is removed afterwards,
+    in the background (deleting a large tree can take longer than building it)."""
+    old = staging_path(output, "old")
     if output.exists() and exchange(staging, output):
-        shutil.rmtree(staging, ignore_errors=True)  # now holds the previous site
-        return
-    if output.exists():
-        old = staging_path(output, "old")
+        os.rename(staging, old)  # it now holds the previous site
+    elif output.exists():
         os.rename(output, old)
         os.rename(staging, output)
-        shutil.rmtree(old, ignore_errors=True)
     else:
         os.rename(staging, output)
+        return
+    discard(old)
+
+
+def discard(path: Path) -> None:
+    """Remove `path` in a detached process (double fork: no zombie, no waiting)."""
+    try:
+        child = os.fork()
+    except (AttributeError, OSError):  # no fork here: remove it now
+        shutil.rmtree(path, ignore_errors=True)
+        return
+    if child == 0:
+        try:
+            if os.fork() == 0:
+                os.setsid()
+                shutil.rmtree(path, ignore_errors=True)
+        finally:
+            os._exit(0)
+    os.waitpid(child, 0)
 
 
 def remove_stale(output: Path) -> None:
