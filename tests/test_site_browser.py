@@ -167,6 +167,8 @@ def test_chromium_ends_where_the_resolver_says(sample_site, servers):
     for (path, languages, why), dom in zip(CASES, doms):
         kind, value = _expected(sample_site, path, languages)
         where = _where(dom)
+        if where == ("site", None):  # the page's script had not finished (a loaded machine): once more, with time
+            where = _where(chromium_dom(SITE_URL + path, site_server.port, landing.port, accept_language=languages, budget_ms=20000))
         if kind == "alert":
             ok = where == ("alert", value)
         elif urlsplit(value).hostname == "ibi.example.org":
