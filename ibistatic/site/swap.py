@@ -12,6 +12,7 @@ import ctypes
 import ctypes.util
 import os
 import shutil
+import time
 from pathlib import Path
 
 __all__ = ["exchange", "publish_tree", "staging_path"]
@@ -47,7 +48,7 @@ def staging_path(output: Path, purpose: str = "staging") -> Path:
 def publish_tree(staging: Path, output: Path) -> None:
     """Make `staging` the published `output`; the previous tree is removed afterwards,
     in the background (deleting a large tree can take longer than building it)."""
-    old = staging_path(output, "old")
+    old = staging_path(output, f"old{time.monotonic_ns()}")  # earlier ones may still be going
     if output.exists() and exchange(staging, output):
         os.rename(staging, old)  # it now holds the previous site
     elif output.exists():
