@@ -174,6 +174,9 @@ class _PagesWriter:
     def write(self, relative: str, text: str) -> bool:
         if relative in self.written:
             return False
+        from .pages import _check_relative
+
+        _check_relative(relative)  # never a path out of the site, whatever an archive holds
         self.written.add(relative)
         self.order.append(relative)
         self.output.put(relative, text)
