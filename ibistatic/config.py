@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 
 from .errors import ConfigError
 
-__all__ = ["SiteConfig", "load_config", "find_config", "bundled_sample_config", "CONFIG_NAME"]
+__all__ = ["SiteConfig", "load_config", "load_command_config", "find_config", "bundled_sample_config", "CONFIG_NAME"]
 
 CONFIG_NAME = "ibistatic.yaml"
 KNOWN_KEYS = ("site-url", "archives", "output", "modifiers", "catalog", "cache", "redirect-files")
@@ -107,3 +107,12 @@ def _validated(path: Path, raw: dict, output: str | Path | None) -> SiteConfig:
         cache=(base / cache).resolve() if isinstance(cache, str) else None,
         extra={k: v for k, v in raw.items() if k not in KNOWN_KEYS},
     )
+
+
+def load_command_config(path: str | Path | None, output: str | Path | None) -> SiteConfig:
+    """The configuration of `build` and `watch` (cli.md): `--config`, else ./ibistatic.yaml,
+    else the bundled sample published into ./site."""
+    local = path or (CONFIG_NAME if Path(CONFIG_NAME).exists() else None)
+    if local is None and output is None:
+        output = "site"
+    return load_config(local, output=output)

@@ -192,8 +192,7 @@ def mint_repository_name(
     ``wait`` None waits only when ``now`` is None (a given ``now`` is not the clock).
     """
     prefix = repository_prefix(host, port)  # a bad host fails before the memory moves
-    distributor = TemporalDistributor(state_path, granularity, subsystem=prefix)
-    date = distributor.next_date(now, wait=now is None if wait is None else wait)
+    date = _next_date(prefix, state_path, granularity, now, wait)
     return f"{prefix}/{repository_suffix(date)}", date
 
 
@@ -208,6 +207,11 @@ def mint_ibip(
 ) -> tuple[str, Fraction]:
     """A new IBIp for the subsystem ``ip`` and ``port``, and its date t(i)."""
     prefix = ibip_prefix(ip, port)
-    distributor = TemporalDistributor(state_path, granularity, subsystem=prefix)
-    date = distributor.next_date(now, wait=now is None if wait is None else wait)
+    date = _next_date(prefix, state_path, granularity, now, wait)
     return f"{prefix}/{ibip_suffix(date)}", date
+
+
+def _next_date(subsystem: str, state_path, granularity, now, wait: bool | None) -> Fraction:
+    """The distributor's next date for `subsystem`; waits (by default) only on the clock."""
+    distributor = TemporalDistributor(state_path, granularity, subsystem=subsystem)
+    return distributor.next_date(now, wait=now is None if wait is None else wait)

@@ -38,33 +38,30 @@ class LoadedArchives:
         return [p for p in self.problems if p.severity == "error"]
 
 
-def _left_out(problems: list[Problem]) -> dict[str, str]:
-    """Keys of the repositories whose item.yaml had errors, with their Archive."""
+def _invalid_repository(problem: Problem) -> str | None:
+    """The repository key of an error in an item.yaml (the item is left out), else None."""
     from ..core.identifiers import parse_repository_name
     from ..errors import IbiSyntaxError
 
-    keys = {}
-    for problem in problems:
-        if problem.severity == "error" and problem.path.endswith("/item.yaml"):
-            try:
-                keys[parse_repository_name(problem.path[: -len("/item.yaml")]).key] = problem.archive
-            except IbiSyntaxError:
-                continue
-    return keys
+    if problem.severity != "error" or not problem.path.endswith("/item.yaml"):
+        return None
+    try:
+        return parse_repository_name(problem.path[: -len("/item.yaml")]).key
+    except IbiSyntaxError:
+        return None  # the path itself breaks the grammar: no IBI to speak of
+
+
+def _left_out(problems: list[Problem]) -> dict[str, str]:
+    """Keys of the repositories whose item.yaml had errors, with their Archive."""
+    return {key: p.archive for p in problems if (key := _invalid_repository(p)) is not None}
 
 
 def _keep_last_good(result: CrawlResult, last_good: Callable[[str, str], Item | None]) -> None:
-    from ..core.identifiers import parse_repository_name
-    from ..errors import IbiSyntaxError
-
     for archive in result.archives:
         present = {item.key for item in archive.items}
         for problem in archive.problems:
-            if problem.severity != "error" or not problem.path.endswith("/item.yaml"):
-                continue
-            try:
-                key = parse_repository_name(problem.path[: -len("/item.yaml")]).key
-            except IbiSyntaxError:
+            key = _invalid_repository(problem)
+            if key is None:
                 continue
             previous = last_good(archive.name, key) if key not in present else None
             if previous is not None:

@@ -22,16 +22,11 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
-    from pathlib import Path
 
-    from ..config import CONFIG_NAME, load_config
+    from ..config import load_command_config
     from ..site.build import build_site
 
-    explicit_or_local = args.config or (CONFIG_NAME if Path(CONFIG_NAME).exists() else None)
-    output = args.output
-    if explicit_or_local is None and output is None:
-        output = "site"  # the bundled sample publishes into ./site (cli.md)
-    config = load_config(explicit_or_local, output=output)
+    config = load_command_config(args.config, args.output)
     from ..progress import Progress
 
     progress = Progress(enabled=None if not args.quiet else False)  # a bar on a terminal only

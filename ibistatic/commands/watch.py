@@ -24,14 +24,11 @@ def add_parser(subparsers) -> None:
 def run(args) -> int:
     import signal
     import time
-    from pathlib import Path
 
-    from ..config import CONFIG_NAME, load_config
+    from ..config import load_command_config
     from ..watch import Watcher
 
-    explicit_or_local = args.config or (CONFIG_NAME if Path(CONFIG_NAME).exists() else None)
-    output = args.output if args.output or explicit_or_local else "site"
-    config = load_config(explicit_or_local, output=output)
+    config = load_command_config(args.config, args.output)
 
     def log(message: str) -> None:
         print(f"{time.strftime('%H:%M:%S')} {message}", file=sys.stderr, flush=True)

@@ -12,6 +12,7 @@ import math
 import os
 import re
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 from ..archive.load import LoadedArchives
@@ -71,17 +72,44 @@ def precomputed_answers(targets) -> dict[str, dict[str, list]]:
     return answers
 
 
-def _write_shards(directory: Path, by_key: dict, digits: int) -> dict:
-    directory.mkdir(parents=True, exist_ok=True)
-    shards: dict[str, dict] = {}
+def group_by_shard(by_key: dict, digits: int) -> dict[str, dict]:
+    """shard name -> {key: value}, keys sorted (deterministic bytes)."""
+    groups: dict[str, dict] = {}
     for key in sorted(by_key):
-        shards.setdefault(shard_name(key, digits), {})[key] = by_key[key]
-    checksums = {}
-    for name in sorted(shards):
-        data = dumps(shards[name])
-        _write(directory / f"{name}.json", data)
-        checksums[name] = {"keys": len(shards[name]), "sha256": hashlib.sha256(data).hexdigest()}
-    return checksums
+        groups.setdefault(shard_name(key, digits), {})[key] = by_key[key]
+    return groups
+
+
+def index_files(
+    loaded: LoadedArchives,
+    records: dict[str, list],
+    answers: dict[str, dict],
+    digits: int,
+    unchanged: Callable[[str], str | None] = lambda relative: None,
+) -> list[tuple[str, bytes | None, str]]:
+    """Every file of the index: (path inside the index folder, bytes, sha256).
+
+    A shard for which `unchanged(path)` gives a digest is not serialized again (its
+    bytes are None): an update rewrites only the shards it touched.
+    """
+    files = []
+    checksums: dict[str, dict] = {"shards": {}, "answers": {}}
+    shard_count = 0
+    for kind, by_key in (("shards", records), ("answers", answers)):
+        groups = group_by_shard(by_key, digits)
+        if kind == "shards":
+            shard_count = len(groups)
+        for name, group in sorted(groups.items()):
+            relative = f"{kind}/{name}.json"
+            digest = unchanged(relative)
+            data = None if digest else dumps(group)
+            digest = digest or hashlib.sha256(data).hexdigest()
+            files.append((relative, data, digest))
+            checksums[kind][name] = {"keys": len(group), "sha256": digest}
+    for relative, value in (("checksums.json", checksums), ("manifest.json", manifest_of(loaded, digits, len(records), shard_count))):
+        data = dumps(value)
+        files.append((relative, data, hashlib.sha256(data).hexdigest()))
+    return files
 
 
 def write_index(loaded: LoadedArchives, directory: Path | str, targets=None) -> dict:
@@ -89,20 +117,16 @@ def write_index(loaded: LoadedArchives, directory: Path | str, targets=None) -> 
     answers/*.json (precomputed answers of the page targets; computed here when the
     caller has none) into `directory`."""
     directory = Path(directory)
-    by_key = _records_by_key(loaded)
-    digits = shard_digits(len(by_key))
+    records = _records_by_key(loaded)
     if targets is None:
         from ..site.targets import page_targets
 
         targets = page_targets(loaded)
-    checksums = _write_shards(directory / "shards", by_key, digits)
-    answer_checksums = _write_shards(directory / "answers", precomputed_answers(targets), digits)
-    checksums = {"shards": checksums, "answers": answer_checksums}
-    shards = checksums["shards"]
-    manifest = manifest_of(loaded, digits, len(by_key), len(shards))
-    _write(directory / "checksums.json", dumps(checksums))
-    _write(directory / "manifest.json", dumps(manifest))
-    return manifest
+    files = index_files(loaded, records, precomputed_answers(targets), shard_digits(len(records)))
+    for relative, data, _ in files:
+        (directory / relative).parent.mkdir(parents=True, exist_ok=True)
+        _write(directory / relative, data)
+    return json.loads(files[-1][1])
 
 
 def manifest_of(loaded: LoadedArchives, digits: int, keys: int, shard_count: int) -> dict:

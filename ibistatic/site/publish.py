@@ -32,7 +32,7 @@ from ..archive.crawl import CrawlCache
 from ..archive.load import LoadedArchives, load_archives
 from ..config import SiteConfig
 from ..errors import Problem
-from ..index.writer import dumps, manifest_of, precomputed_answers, record_of, shard_digits
+from ..index.writer import index_files, precomputed_answers, record_of, shard_digits
 from ..index.sharding import shard_name
 from .swap import publish_tree, remove_stale, staging_path
 
@@ -446,24 +446,16 @@ class Publisher:
                 touched.update(shard_name(index_key, state.digits) for index_key in fresh)
 
     def _index_files(self, loaded, state: _State, touched: set[str], output: _Output) -> None:
-        shards: dict[str, dict] = {}
-        answers: dict[str, dict] = {}
-        for key, records in state.records.items():
-            shards.setdefault(shard_name(key, state.digits), {})[key] = records
-        for by_key in state.answers.values():
-            for key, value in by_key.items():
-                answers.setdefault(shard_name(key, state.digits), {})[key] = value
-        checksums: dict[str, dict] = {"shards": {}, "answers": {}}
-        for kind, groups in (("shards", shards), ("answers", answers)):
-            for name in sorted(groups):
-                relative = f"index/{kind}/{name}.json"
-                if name in touched or relative not in state.digests:
-                    output.put(relative, dumps(groups[name]))
-                else:
-                    output.digests[relative] = state.digests[relative]
-                checksums[kind][name] = {"keys": len(groups[name]), "sha256": output.digests[relative]}
-        output.put("index/checksums.json", dumps(checksums))
-        output.put("index/manifest.json", dumps(manifest_of(loaded, state.digits, len(state.records), len(shards))))
+        answers = {key: value for by_key in state.answers.values() for key, value in by_key.items()}
+
+        def unchanged(relative: str) -> str | None:
+            return None if Path(relative).stem in touched else state.digests.get("index/" + relative)
+
+        for relative, data, digest in index_files(loaded, state.records, answers, state.digits, unchanged):
+            if data is None:
+                output.digests["index/" + relative] = digest
+            else:
+                output.put("index/" + relative, data)
 
     # -- bookkeeping -------------------------------------------------------------------
 
