@@ -2,36 +2,53 @@
 
 from __future__ import annotations
 
+import bisect
+import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from ..core.model import ArchiveInfo, Item
 from ..core.properties import MemoryArchiveView
-from ..core.storage import Holdings, check_storage_model
+from ..core.storage import Holdings, index_items, mark_originals, patch_holdings, storage_problems
 from ..errors import Problem
-from .crawl import CrawlCache, CrawlResult, crawl
+from .crawl import Archive, CrawlCache, CrawlResult, crawl, read_repository
 
-__all__ = ["LoadedArchives", "load_archives"]
+__all__ = ["LoadedArchives", "load_archives", "reload_repositories"]
 
 
 @dataclass
 class LoadedArchives:
     crawl: CrawlResult
     holdings: Holdings
-    problems: list[Problem]
+    #: the storage-model problems; checking references costs a pass over every item, so
+    #: a watch update computes them only when asked (after the changed pages are out)
+    storage: list[Problem] | Callable[[], list[Problem]]
     site_url: str
+    #: repository keys whose items may differ from the previous load (watch mode's
+    #: targeted re-read); None after a whole crawl
+    touched: frozenset[str] | None = field(default=None)
+
+    @cached_property
+    def problems(self) -> list[Problem]:
+        storage = self.storage() if callable(self.storage) else self.storage
+        return self.crawl.problems + storage
 
     @property
     def infos(self) -> list[ArchiveInfo]:
         return self.holdings.archives
 
     def view(self, name: str) -> MemoryArchiveView:
-        info = next(i for i in self.holdings.archives if i.name == name)
-        return MemoryArchiveView(info, self.holdings.by_archive[name], self.site_url)
+        return self._views[name]
 
     def views(self) -> list[MemoryArchiveView]:
-        return [self.view(info.name) for info in self.holdings.archives]
+        return list(self._views.values())
+
+    @cached_property
+    def _views(self) -> dict[str, MemoryArchiveView]:
+        # one view per Archive and load: a view memoizes its relation set
+        return {info.name: MemoryArchiveView(info, self.holdings.by_archive[info.name], self.site_url) for info in self.holdings.archives}
 
     @property
     def errors(self) -> list[Problem]:
@@ -56,18 +73,22 @@ def _left_out(problems: list[Problem]) -> dict[str, str]:
     return {key: p.archive for p in problems if (key := _invalid_repository(p)) is not None}
 
 
-def _keep_last_good(result: CrawlResult, last_good: Callable[[str, str], Item | None]) -> None:
-    for archive in result.archives:
-        present = {item.key for item in archive.items}
-        for problem in archive.problems:
-            key = _invalid_repository(problem)
-            if key is None:
-                continue
-            previous = last_good(archive.name, key) if key not in present else None
-            if previous is not None:
-                archive.items.append(previous)
-                present.add(key)
-        archive.items.sort(key=lambda item: item.repository.parts)
+def _keep_last_good(archive: Archive, problems: list[Problem], last_good: Callable[[str, str], Item | None], present: Callable[[str], bool]) -> list[Item]:
+    """The last good items of the repositories whose item.yaml has errors in `problems`
+    (and for which `archive` holds no valid item, as `present` says)."""
+    kept: dict[str, Item] = {}
+    for problem in problems:
+        key = _invalid_repository(problem)
+        if key is None or key in kept or present(key):
+            continue  # one item.yaml may have several errors
+        previous = last_good(archive.name, key)
+        if previous is not None:
+            kept[key] = previous
+    return list(kept.values())
+
+
+def _sort_items(items: list[Item]) -> None:
+    items.sort(key=lambda item: item.repository.parts)
 
 
 def load_archives(
@@ -84,10 +105,21 @@ def load_archives(
     """
     result = crawl(roots, cache, progress)
     if last_good is not None:
-        _keep_last_good(result, last_good)
+        for archive in result.archives:
+            keys = {item.key for item in archive.items}
+            kept = _keep_last_good(archive, archive.problems, last_good, keys.__contains__)
+            if kept:
+                archive.items += kept
+                _sort_items(archive.items)
+    return _checked(result, site_url)
+
+
+def _checked(result: CrawlResult, site_url: str) -> LoadedArchives:
     infos = [a.info for a in result.archives if a.info is not None]
-    holdings, storage_problems = check_storage_model(infos, result.items(), _left_out(result.problems))
-    return LoadedArchives(result, holdings, result.problems + storage_problems, site_url)
+    holdings = index_items(infos, result.items())
+    mark_originals(holdings)
+    left_out = _left_out(result.problems)
+    return LoadedArchives(result, holdings, lambda: storage_problems(holdings, left_out), site_url)
 
 
 def reload_repositories(
@@ -100,13 +132,10 @@ def reload_repositories(
 
     A path inside a repository re-reads that repository; a folder above the repository
     level re-reads every repository it held or holds now.  None when a whole crawl is
-    needed: a path outside every archive, or an archive.yaml.
+    needed: a path outside every archive, or an archive.yaml.  The work is proportional
+    to the repositories read, not to the archives' size, unless the change touches a
+    storage-model clash (then the holdings are checked whole).
     """
-    import os
-    from dataclasses import replace as _replace
-
-    from .crawl import Archive, read_repository
-
     archives = {str(archive.root): archive for archive in previous.crawl.archives}
     wanted: dict[str, set[str]] = {}
     for path in paths:
@@ -119,38 +148,58 @@ def reload_repositories(
         if parts == ["archive.yaml"]:
             return None
         wanted.setdefault(root, set()).update(_repositories_under(archives[root], root, parts))
-    rebuilt = []
+    rebuilt, removed, added = [], [], []
     for archive in previous.crawl.archives:
         again = wanted.get(str(archive.root), set())
         if not again:
             rebuilt.append(archive)
             continue
-        items = [i for i in archive.items if "/".join(i.repository.parts) not in again]
-        problems = [p for p in archive.problems if not any(p.path == r or p.path.startswith(r + "/") for r in again)]
-        root_real = os.path.realpath(archive.root)
-        for relative in sorted(again):
-            directory = os.path.join(archive.root, *relative.split("/"))
-            if os.path.isfile(os.path.join(directory, "item.yaml")):
-                item, found = read_repository(archive.root, archive.name, relative, cache, root_real)
-                problems += found
-                if item is not None:
-                    items.append(item)
-            elif os.path.isdir(directory):
-                problems.append(Problem(archive.name, relative, "item.yaml", "a 4th-level directory without item.yaml", "a uniform repository holding item.yaml", "warning"))
-        items.sort(key=lambda item: item.repository.parts)
-        rebuilt.append(Archive(archive.root, archive.name, archive.info, items, problems))
+        archive, gone, new = _reread(archive, again, cache, last_good)
+        rebuilt.append(archive)
+        removed += gone
+        added += new
     result = CrawlResult(rebuilt)
+    holdings = patch_holdings(previous.holdings, removed, added)
+    if holdings is None:
+        return _checked(result, previous.site_url)
+    left_out = _left_out(result.problems)
+    touched = frozenset(item.key for item in (*removed, *added))
+    return LoadedArchives(result, holdings, lambda: storage_problems(holdings, left_out), previous.site_url, touched)
+
+
+def _reread(archive: Archive, again: set[str], cache, last_good) -> tuple[Archive, list[Item], list[Item]]:
+    """`archive` with the repositories `again` (relative paths) read again: the new
+    Archive, the items it no longer holds and the items it holds now."""
+    items = list(archive.items)  # sorted by repository path: found by bisection
+    removed = []
+    for relative in sorted(again):
+        parts = tuple(relative.split("/"))
+        at = bisect.bisect_left(items, parts, key=lambda item: item.repository.parts)
+        if at < len(items) and items[at].repository.parts == parts:
+            removed.append(items.pop(at))
+    problems = [p for p in archive.problems if not any(p.path == r or p.path.startswith(r + "/") for r in again)]
+    found_problems: list[Problem] = []
+    added = []
+    root_real = os.path.realpath(archive.root)
+    for relative in sorted(again):
+        directory = os.path.join(archive.root, *relative.split("/"))
+        if os.path.isfile(os.path.join(directory, "item.yaml")):
+            item, found = read_repository(archive.root, archive.name, relative, cache, root_real)
+            found_problems += found
+            if item is not None:
+                added.append(item)
+        elif os.path.isdir(directory):
+            found_problems.append(Problem(archive.name, relative, "item.yaml", "a 4th-level directory without item.yaml", "a uniform repository holding item.yaml", "warning"))
     if last_good is not None:
-        _keep_last_good(result, last_good)
-    infos = [a.info for a in result.archives if a.info is not None]
-    holdings, storage_problems = check_storage_model(infos, result.items(), _left_out(result.problems))
-    return LoadedArchives(result, holdings, result.problems + storage_problems, previous.site_url)
+        keys = {item.key for item in added}
+        added += _keep_last_good(archive, found_problems, last_good, keys.__contains__)
+    for item in sorted(added, key=lambda item: item.repository.parts):
+        bisect.insort(items, item, key=lambda item: item.repository.parts)
+    return Archive(archive.root, archive.name, archive.info, items, problems + found_problems), removed, added
 
 
 def _repositories_under(archive, root: str, parts: list[str]) -> set[str]:
     """The repository paths (four folder names) a changed path can concern."""
-    import os
-
     if len(parts) >= 4:
         return {"/".join(parts[:4])}
     prefix = "/".join(parts) + "/"

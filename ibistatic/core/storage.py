@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from ..errors import Problem
 from .model import ArchiveInfo, Item
 
-__all__ = ["Holdings", "check_storage_model"]
+__all__ = ["Holdings", "check_storage_model", "index_items", "mark_originals", "storage_problems", "patch_holdings"]
 
 
 @dataclass
@@ -28,6 +28,10 @@ class Holdings:
     by_archive: dict[str, dict[str, Item]] = field(default_factory=dict)
     conflicts: set[str] = field(default_factory=set)  # repository keys with 2+ originals
     orphans: set[str] = field(default_factory=set)  # repository keys with copies and no original
+    #: keys (both forms) of the items in a rule-3 or IBIp clash: who wins depends on crawl
+    #: order, so a change touching them needs the whole check again
+    contested: set[str] = field(default_factory=set)
+    clash_problems: list[Problem] = field(default_factory=list)
 
     def holders(self, key: str) -> list[tuple[ArchiveInfo, Item]]:
         found = []
@@ -59,25 +63,94 @@ def check_storage_model(
     repositories is reported and left with its first claimant.  `left_out` maps the keys
     of items left out for errors to their Archive, so references to them say so.
     """
+    holdings = index_items(archives, items)
+    mark_originals(holdings)
+    return holdings, storage_problems(holdings, left_out or {})
+
+
+def index_items(archives: Sequence[ArchiveInfo], items: Iterable[Item]) -> Holdings:
+    """The Holdings of `items` (in crawl order), with the clashes of rules 3 and IBIp
+    uniqueness recorded; conflicts and orphans are left to :func:`mark_originals`."""
     holdings = Holdings(list(archives), {info.name: {} for info in archives})
-    problems: list[Problem] = []
     ibip_owner: dict[str, Item] = {}
     for item in items:
         own = holdings.by_archive.setdefault(item.archive, {})
         if item.ibip is not None:
             owner = ibip_owner.setdefault(item.ibip.key, item)
             if owner.repository != item.repository:
-                problems.append(Problem(item.archive, _where(item), "ibip", f"{item.ibip.text!r}, already the IBIp of {owner.repository.text} in {owner.archive}", "an IBIp no other repository claims"))
+                holdings.clash_problems.append(Problem(item.archive, _where(item), "ibip", f"{item.ibip.text!r}, already the IBIp of {owner.repository.text} in {owner.archive}", "an IBIp no other repository claims"))
+                holdings.contested.update(item.keys())
+                holdings.contested.update(owner.keys())
                 item = _without_ibip(item)
         clash = next((own[k] for k in item.keys() if k in own), None)
         if clash is not None:
-            problems.append(Problem(item.archive, _where(item), "", f"the IBI of {clash.repository.text} again", "at most one item per IBI in an Archive (storage model, rule 3)"))
+            holdings.clash_problems.append(Problem(item.archive, _where(item), "", f"the IBI of {clash.repository.text} again", "at most one item per IBI in an Archive (storage model, rule 3)"))
+            holdings.contested.update(item.keys())
+            holdings.contested.update(clash.keys())
             continue
         for key in item.keys():
             own[key] = item
-    problems += _original_problems(holdings)
-    problems += _reference_problems(holdings, left_out or {})
-    return holdings, problems
+    return holdings
+
+
+def storage_problems(holdings: Holdings, left_out: dict[str, str]) -> list[Problem]:
+    """Every violation of the storage model and every bad reference, in a stable order."""
+    return holdings.clash_problems + _original_problems(holdings) + _reference_problems(holdings, left_out)
+
+
+def mark_originals(holdings: Holdings, keys: Iterable[str] | None = None) -> None:
+    """Set `conflicts` (2+ originals) and `orphans` (copies only) for `keys`, or all."""
+    if keys is None:
+        held: dict[str, list[Item]] = {}
+        for item in holdings.all_items():
+            held.setdefault(item.key, []).append(item)
+        holdings.conflicts.clear()
+        holdings.orphans.clear()
+        pairs = held.items()
+    else:
+        pairs = ((key, [item for _, item in holdings.holders(key) if item.key == key]) for key in keys)
+    for key, items in pairs:
+        originals = sum(1 for i in items if i.state == "Original")
+        holdings.conflicts.discard(key)
+        holdings.orphans.discard(key)
+        if originals > 1:
+            holdings.conflicts.add(key)
+        elif not originals and any(i.state == "Copy" for i in items):
+            holdings.orphans.add(key)
+
+
+def patch_holdings(previous: Holdings, removed: Sequence[Item], added: Sequence[Item]) -> Holdings | None:
+    """`previous` without the items `removed` and with `added` (the same rules as
+    :func:`index_items` over the whole crawl), in time proportional to the change.
+
+    None when the change could alter who wins a clash (an item of it is contested, or
+    it claims a key or an IBIp another item holds): then only the whole check is exact.
+    """
+    if any(key in previous.contested for item in (*removed, *added) for key in item.keys()):
+        return None
+    touched_archives = {item.archive for item in (*removed, *added)}
+    if not touched_archives <= previous.by_archive.keys():
+        return None
+    by_archive = {name: (items.copy() if name in touched_archives else items) for name, items in previous.by_archive.items()}
+    for item in removed:
+        own = by_archive[item.archive]
+        for key in item.keys():
+            if own.get(key) is item:
+                del own[key]
+    for item in added:
+        own = by_archive[item.archive]
+        if any(key in own for key in item.keys()):
+            return None  # rule 3
+        if item.ibip is not None and any(
+            (owner := items.get(item.ibip.key)) is not None and owner.repository != item.repository
+            for items in by_archive.values()
+        ):
+            return None  # the IBIp is another repository's
+        for key in item.keys():
+            own[key] = item
+    holdings = Holdings(previous.archives, by_archive, set(previous.conflicts), set(previous.orphans), previous.contested, previous.clash_problems)
+    mark_originals(holdings, {item.key for item in (*removed, *added)})
+    return holdings
 
 
 def _without_ibip(item: Item) -> Item:
@@ -86,20 +159,28 @@ def _without_ibip(item: Item) -> Item:
     return replace(item, ibip=None)
 
 
+def _crawl_order(holdings: Holdings) -> list[Item]:
+    """Every item in crawl order (Archive order, then repository path), whatever order
+    the holdings were filled in: problems come out the same after a patch."""
+    found: list[Item] = []
+    for info in holdings.archives:
+        unique = {id(item): item for item in holdings.by_archive.get(info.name, {}).values()}
+        found += sorted(unique.values(), key=lambda item: item.repository.parts)
+    return found
+
+
 def _original_problems(holdings: Holdings) -> list[Problem]:
     problems = []
     states: dict[str, list[Item]] = {}
-    for item in holdings.all_items():
+    for item in _crawl_order(holdings):
         states.setdefault(item.key, []).append(item)
     for key, held in states.items():
         originals = [i for i in held if i.state == "Original"]
         if len(originals) > 1:
-            holdings.conflicts.add(key)
             for item in originals:
                 others = ", ".join(i.archive for i in originals if i is not item)
                 problems.append(Problem(item.archive, _where(item), "state", f"Original, also claimed by {others}", "one Archive holding the original (storage model, rule 1): two or more Archives are under suspicion; an investigation is needed"))
         elif not originals and any(i.state == "Copy" for i in held):
-            holdings.orphans.add(key)
             for item in held:
                 if item.state == "Copy":
                     problems.append(Problem(item.archive, _where(item), "state", "a Copy whose original no Archive holds", "an Original in some Archive (storage model, rule 2)", "warning"))
@@ -108,12 +189,13 @@ def _original_problems(holdings: Holdings) -> list[Problem]:
 
 def _reference_problems(holdings: Holdings, left_out: dict[str, str]) -> list[Problem]:
     """Dangling references, metadata that is not Metadata, next-edition loops."""
+    ordered = _crawl_order(holdings)
     known: dict[str, Item] = {}
-    for item in holdings.all_items():
+    for item in ordered:
         for key in item.keys():
             known.setdefault(key, item)
     problems = []
-    for item in holdings.all_items():
+    for item in ordered:
         references = [("next-edition", item.next_edition), ("metadata", item.metadata)]
         references += [(f"translations.{tag}", ibi) for tag, ibi in item.translations]
         for key, ibi in references:
@@ -123,14 +205,14 @@ def _reference_problems(holdings: Holdings, left_out: dict[str, str]) -> list[Pr
                 problems.append(Problem(item.archive, _where(item), key, f"a dangling reference to {ibi.text}, which no Archive holds", "the IBI of an item in one of the archives", "warning"))
         if item.metadata is not None and item.metadata.key in known and known[item.metadata.key].content_type != "Metadata":
             problems.append(Problem(item.archive, _where(item), "metadata", f"{item.metadata.text}, whose content-type is Data", "the IBI of a Metadata item", "warning"))
-    problems += _edition_loops(holdings, known)
+    problems += _edition_loops(ordered, known)
     return problems
 
 
-def _edition_loops(holdings: Holdings, known: dict[str, Item]) -> list[Problem]:
+def _edition_loops(ordered: list[Item], known: dict[str, Item]) -> list[Problem]:
     problems = []
     reported: set[str] = set()
-    for item in holdings.all_items():
+    for item in ordered:
         seen = [item.key]
         current = item
         while current.next_edition is not None and current.next_edition.key in known:

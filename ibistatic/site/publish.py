@@ -38,7 +38,7 @@ from .swap import publish_tree, remove_stale, staging_path
 
 __all__ = ["Publisher", "BuildReport", "STATE_VERSION"]
 
-STATE_VERSION = 2
+STATE_VERSION = 3
 #: items from which a full build resolves and renders in WORKERS forked processes
 PARALLEL_ITEMS = 5000
 WORKERS = 2  # this project's machines have two cores
@@ -80,6 +80,10 @@ class _State:
     digests: dict[str, str]  # relative path -> sha256 of the file's bytes
     digits: int = 1
     item_files: dict[str, list] = field(default_factory=dict)  # repository key -> its file-list/metadata pages
+    #: index key named by a reference (next-edition, metadata, translations) -> the
+    #: repository keys of the items naming it: who must be rendered again when it changes
+    reverse: dict[str, frozenset[str]] = field(default_factory=dict)
+    key_count: int = 0  # distinct index keys of `items`
 
 
 def _digest(data: bytes) -> str:
@@ -100,30 +104,72 @@ def _holdings_by_key(loaded: LoadedArchives) -> dict[str, tuple]:
     return {key: tuple(value) for key, value in found.items()}
 
 
-def _references(loaded: LoadedArchives, items: dict[str, tuple]) -> dict[str, set[str]]:
-    """referenced repository key -> repository keys of the items referring to it."""
-    to_repository = {}
-    for held in items.values():
-        for item, _ in held:
-            for key in item.keys():
-                to_repository.setdefault(key, item.key)
+def _held(loaded: LoadedArchives, key: str) -> tuple:
+    """((item, files), ...) of the repository `key` over the Archives, in order."""
+    holdings = loaded.holdings
+    return tuple(
+        (item, item.files) for info in holdings.archives
+        if (item := holdings.by_archive[info.name].get(key)) is not None and item.key == key
+    )
+
+
+def _patched_items(loaded: LoadedArchives, items: dict[str, tuple]) -> dict[str, tuple]:
+    """`items` (the last build's) with the repositories `loaded.touched` read again."""
+    patched = dict(items)
+    for key in loaded.touched:
+        held = _held(loaded, key)
+        if held:
+            patched[key] = held
+        else:
+            patched.pop(key, None)
+    return patched
+
+
+def _index_keys(held: tuple) -> set[str]:
+    return {k for item, _ in held for k in item.keys()}
+
+
+def _named(held: tuple) -> set[str]:
+    """The index keys the items of one repository refer to."""
+    named = set()
+    for item, _ in held:
+        for ibi in (item.next_edition, item.metadata, *(ibi for _, ibi in item.translations)):
+            if ibi is not None:
+                named.add(ibi.key)
+    return named
+
+
+def _references(items: dict[str, tuple]) -> dict[str, frozenset[str]]:
+    """index key -> repository keys of the items naming it."""
     reverse: dict[str, set[str]] = {}
     for key, held in items.items():
-        for item, _ in held:
-            named = [item.next_edition, item.metadata] + [ibi for _, ibi in item.translations]
-            for ibi in named:
-                if ibi is not None:
-                    reverse.setdefault(to_repository.get(ibi.key, ibi.key), set()).add(key)
-    return reverse
+        for named in _named(held):
+            reverse.setdefault(named, set()).add(key)
+    return {named: frozenset(keys) for named, keys in reverse.items()}
 
 
-def _affected(changed: set[str], reverse: Iterable[dict[str, set[str]]]) -> set[str]:
+def _patched_references(reverse: dict[str, frozenset[str]], old: dict[str, tuple], new: dict[str, tuple], keys: Iterable[str]) -> dict[str, frozenset[str]]:
+    """`reverse` (of `old`) made that of `new`, where only the repositories `keys` differ."""
+    patched = dict(reverse)
+    for key in keys:
+        before, after = _named(old.get(key, ())), _named(new.get(key, ()))
+        for named in before - after:
+            patched[named] = patched[named] - {key}
+            if not patched[named]:
+                del patched[named]
+        for named in after - before:
+            patched[named] = patched.get(named, frozenset()) | {key}
+    return patched
+
+
+def _affected(changed: set[str], reverse: dict[str, frozenset[str]], index_keys: Callable[[str], set[str]]) -> set[str]:
+    """`changed` and every repository that reaches one of them through references
+    (`index_keys(repository key)`: the keys a repository is named by, before or after)."""
     affected = set(changed)
     frontier = list(changed)
     while frontier:
-        key = frontier.pop()
-        for graph in reverse:
-            for referrer in graph.get(key, ()):
+        for named in index_keys(frontier.pop()):
+            for referrer in reverse.get(named, ()):
                 if referrer not in affected:
                     affected.add(referrer)
                     frontier.append(referrer)
@@ -222,7 +268,8 @@ class Publisher:
         state = None if full else self._usable_state(loaded)
         report = self._update(loaded, state) if state is not None else self._full(loaded)
         self.progress.finish()
-        self.cache.save()
+        if self.persist:
+            self.cache.save()
         report.seconds = time.perf_counter() - started
         return report
 
@@ -233,7 +280,9 @@ class Publisher:
         output.parent.mkdir(parents=True, exist_ok=True)
         remove_stale(output)
         items = _holdings_by_key(loaded)
-        state = _State(_fingerprint(self.config, loaded), {}, {}, {}, {}, {}, shard_digits(_key_count(items)))
+        key_count = _key_count(items)
+        state = _State(_fingerprint(self.config, loaded), {}, {}, {}, {}, {}, shard_digits(key_count), key_count=key_count)
+        state.reverse = _references(items)
         staging = staging_path(output)
         staging.mkdir()
         generated = self._generate(loaded, state, items, set(items), set(items), direct=staging)
@@ -258,11 +307,20 @@ class Publisher:
         return state
 
     def _update(self, loaded: LoadedArchives, state: _State) -> BuildReport:
-        items = _holdings_by_key(loaded)
-        if shard_digits(_key_count(items)) != state.digits:
+        old = state.items
+        if loaded.touched is not None:  # watch: only these repositories were read again
+            items = _patched_items(loaded, old)
+            candidates = loaded.touched
+            key_count = state.key_count + sum(len(_index_keys(items.get(k, ()))) - len(_index_keys(old.get(k, ()))) for k in candidates)
+        else:
+            items = _holdings_by_key(loaded)
+            candidates = items.keys() | old.keys()
+            key_count = _key_count(items)
+        if shard_digits(key_count) != state.digits:
             return self._full(loaded)  # the shard layout changes: rewrite everything
-        changed = {k for k in items.keys() | state.items.keys() if items.get(k) != state.items.get(k)}
-        affected = _affected(changed, [_references(loaded, items), _references(loaded, state.items)])
+        changed = {k for k in candidates if items.get(k) != old.get(k)}
+        reverse = _patched_references(state.reverse, old, items, changed)
+        affected = _affected(changed, reverse, lambda key: _index_keys(items.get(key, ())) | _index_keys(old.get(key, ())))
         output = self.config.output
         (output / JOURNAL).write_text("an update is being applied; if this file stays, run a full build\n")
         generated = self._generate(loaded, state, items, affected, changed)
@@ -273,6 +331,7 @@ class Publisher:
         (output / JOURNAL).unlink()
         if changed:
             self._catalog(output / "catalog")  # swapped in whole by build_catalog
+        state.reverse, state.key_count = reverse, key_count
         self._remember(state, items, generated)
         mode = f"update of {len(changed)} changed, {len(affected)} affected items"
         return self._report(loaded, state, mode, generated.written, len(removed), generated)
@@ -285,6 +344,8 @@ class Publisher:
         return reload_repositories(self._loaded, paths, self.cache, last_good)
 
     def save_state(self) -> None:
+        """Write the crawl cache and the last build's state (watch mode, on stop)."""
+        self.cache.save()
         if self.state is not None:
             _save_state(self._state_path, self.state)
 
@@ -312,15 +373,16 @@ class Publisher:
         # the affected items: targets (resolution) and their pages, over the cores
         for key in affected:
             state.targets.pop(key, None)
-        wanted = sorted(affected & items.keys())
+        wanted = sorted(key for key in affected if key in items)
         for targets, digests, written, files, item_files in self._render_shares(loaded, items, wanted, state.digests, direct):
             state.targets.update(targets)
             state.item_files.update(item_files)
             output.digests.update(digests)
             output.files.update(files)
             output.written += written
-        for key in affected - items.keys():
-            state.item_files.pop(key, None)
+        for key in affected:
+            if key not in items:
+                state.item_files.pop(key, None)
         if direct is None:  # an update: the changed items' pages go live first
             _replace_files(self.config.output, output.files, order=_publication_order)
             output.files.clear()
@@ -379,7 +441,8 @@ class Publisher:
         site = pages.Site(self.config)
         targets: dict[str, list] = {}
         writer = _PagesWriter(output)
-        for target in page_targets(loaded, self.config.modifiers, loaded.views(), only=set(keys)):
+        first_holders = [items[key][0][0] for key in keys]
+        for target in page_targets(loaded, self.config.modifiers, loaded.views(), first_holders=first_holders):
             if target.item.key not in targets:
                 if done is not None:
                     with done.get_lock():
