@@ -39,9 +39,20 @@ def measure(items: int, deposits: int, workdir: Path) -> list[float]:
     print(f"  {items:>7} items: full build {time.perf_counter() - started:.1f} s", flush=True)
     watcher = Watcher(config, debounce=0.05, rescan=3600, log=lambda message: None)
     ready = threading.Event()
-    thread = threading.Thread(target=watcher.run, args=(ready,), daemon=True)
+    failures: list[Exception] = []
+
+    def watch() -> None:
+        try:
+            watcher.run(ready)
+        except Exception as error:  # e.g. the inotify watch limit: say so, do not hang
+            failures.append(error)
+            ready.set()
+
+    thread = threading.Thread(target=watch, daemon=True)
     thread.start()
     ready.wait(600)
+    if failures:
+        raise SystemExit(f"  {items:>7} items: watch failed: {failures[0]}")
     document = workdir / "deposit.txt"
     document.write_text("A deposited document.\n", encoding="utf-8")
     latencies = []

@@ -17,6 +17,7 @@ equals a full build of the same trees.  The loop:
 
 from __future__ import annotations
 
+import errno
 import gc
 import logging
 import os
@@ -26,11 +27,24 @@ import warnings
 from collections.abc import Callable
 from pathlib import Path
 
+from watchdog import events as fs_events
+
 from .config import SiteConfig
 from .errors import IbistaticError
 from .site.publish import BuildReport, Publisher
 
 __all__ = ["Watcher"]
+
+
+#: The events that say something changed. Without a filter watchdog asks inotify for
+#: opens and closes too; then every crawl of a large archive (a rescan, or the observer's
+#: own walk as it starts) floods the kernel's event queue, which overflows, which means
+#: a full rescan, which floods it again.
+_CHANGES = (
+    fs_events.FileCreatedEvent, fs_events.DirCreatedEvent, fs_events.FileModifiedEvent,
+    fs_events.FileDeletedEvent, fs_events.DirDeletedEvent, fs_events.FileMovedEvent,
+    fs_events.DirMovedEvent, fs_events.FileClosedEvent,
+)
 
 
 class _Events:
@@ -94,6 +108,28 @@ def _sizes(paths: set[str]) -> dict[str, int]:
     return sizes
 
 
+def _observer_error(error: OSError) -> Exception:
+    """inotify's limits, said in terms of what to do about them."""
+    if error.errno == errno.ENOSPC:
+        limit = _read_int("/proc/sys/fs/inotify/max_user_watches")
+        return IbistaticError(
+            f"cannot watch the archives: the inotify watch limit ({limit or 'fs.inotify.max_user_watches'}) is reached; "
+            "each folder of an archive takes one watch. Raise it (sudo sysctl fs.inotify.max_user_watches=1048576) "
+            "or watch with --polling"
+        )
+    if error.errno == errno.EMFILE:
+        return IbistaticError("cannot watch the archives: too many inotify instances (fs.inotify.max_user_instances); stop other watchers or use --polling")
+    return error
+
+
+def _read_int(path: str) -> int | None:
+    try:
+        with open(path, encoding="ascii") as handle:
+            return int(handle.read().strip())
+    except (OSError, ValueError):
+        return None
+
+
 class Watcher:
     def __init__(
         self,
@@ -128,7 +164,7 @@ class Watcher:
 
             observer = Observer()
         for root in self.config.archives:
-            observer.schedule(self.events, str(root), recursive=True)
+            observer.schedule(self.events, str(root), recursive=True, event_filter=list(_CHANGES))
         return observer
 
     def up_to_date(self) -> bool:
@@ -185,7 +221,12 @@ class Watcher:
         observer = self._observer()
         lost = _LostEvents(self.events)
         logging.getLogger("watchdog").addHandler(lost)
-        observer.start()
+        try:
+            observer.start()
+        except OSError as error:
+            observer.stop()
+            logging.getLogger("watchdog").removeHandler(lost)
+            raise _observer_error(error) from None
         if ready is not None:
             ready.set()
         next_rescan = time.monotonic() + self.rescan

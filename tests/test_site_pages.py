@@ -618,3 +618,25 @@ def test_page_text_is_html_escaped_once(site):
     text = (site / "sid.inpe.br/mtc-m19/2014/01.02.17.23.57/index.html").read_text("utf-8")
     assert "<title>Mapa &#34;São José&#34; &lt;2014&gt; &amp; outros</title>" in text
     assert "&amp;lt;" not in text and "&amp;#34;" not in text  # not escaped twice
+
+
+HOSTILE_VALUES = ["plain", '"><script>alert(1)</script>', "a & b < c > d 'q'", "</script><!--", "ação — 日本", ""]
+
+
+@given(
+    values=st.lists(st.sampled_from(HOSTILE_VALUES) | st.text(max_size=12), min_size=13, max_size=13),
+    modifier=st.sampled_from(["", "!", ":(oai_dc)", "+pt-BR"]),
+    archive=st.sampled_from([None, "", "mtc-m16c", "<b>"]),
+    chain=st.sampled_from(["", "a → b", "<x>"]),
+)
+def test_skeletons_fill_in_what_jinja_renders(values, modifier, archive, chain):
+    """The redirect and alert pages come from skeletons; jinja2 itself is the reference."""
+    from ibistatic.site.pages import _ALERT_FIELDS, _TARGET_FIELDS, Site
+
+    site = Site(load_config(SAMPLE / "ibistatic.yaml"))
+    context = dict(zip(_ALERT_FIELDS, values))
+    context.update(modifier=modifier, archive=archive, chain=chain, data=script_json({"url": values[0]}))
+    redirect = {name: context[name] for name in _TARGET_FIELDS}
+    assert site.fill("redirect.html", _TARGET_FIELDS, redirect, {"modifier": modifier}) == site.render("redirect.html", **redirect)
+    tested = {"chain": chain, "archive": archive}
+    assert site.fill("alert.html", _ALERT_FIELDS, context, tested) == site.render("alert.html", **context)

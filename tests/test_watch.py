@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import http.client
+import os
 import shutil
 import signal
 import subprocess
@@ -161,6 +162,45 @@ def test_polling_observer(tmp_path):
         wait_for(lambda: (config.output / new.repository / "index.html").exists(), timeout=30, what="a polled change")
     finally:
         watching.stop()
+
+
+def test_reading_the_archives_floods_nothing(tmp_path):
+    """Only changes are asked of inotify. Reads (a crawl opens every descriptor and
+    folder) must not fill the kernel's event queue: at 100,000 items it overflows, and
+    the full rescan that follows floods it again."""
+    config = load_config(make_project(tmp_path))
+    watching = Watching(config)
+    seen: list[str] = []
+    dispatch = watching.watcher.events.dispatch
+    watching.watcher.events.dispatch = lambda event: (seen.append(event.event_type), dispatch(event))
+    try:
+        for path in sorted((tmp_path / "archives").rglob("*")):
+            if path.is_file():
+                path.read_bytes()
+            else:
+                os.listdir(path)
+        (tmp_path / "archives" / "mtc-m16d" / "touched.txt").write_text("a change\n", encoding="utf-8")
+        wait_for(lambda: "created" in seen, what="the change's event")
+        assert not {"opened", "closed_no_write"} & set(seen), seen
+    finally:
+        watching.stop()
+
+
+def test_the_inotify_limit_is_explained(tmp_path, monkeypatch):
+    """A site with more folders than inotify watches: a clear error, not a dead thread."""
+    import errno
+
+    from watchdog.observers import Observer
+
+    from ibistatic.errors import IbistaticError
+
+    def refuse(self):
+        raise OSError(errno.ENOSPC, "inotify watch limit reached")
+
+    monkeypatch.setattr(Observer, "start", refuse)
+    watcher = Watcher(load_config(make_project(tmp_path)), log=lambda message: None)
+    with pytest.raises(IbistaticError, match=r"inotify watch limit .*max_user_watches.*--polling"):
+        watcher.run()
 
 
 def test_ctrl_c_stops_cleanly(tmp_path):

@@ -10,6 +10,7 @@ time, so a later crawl re-parses only what changed.
 from __future__ import annotations
 
 import datetime as _dt
+import multiprocessing
 import os
 import pickle
 import stat
@@ -31,7 +32,7 @@ except ImportError:  # pragma: no cover - depends on how PyYAML was built
 
 __all__ = ["Archive", "CrawlResult", "CrawlCache", "crawl", "crawl_archive", "read_repository", "load_yaml"]
 
-CACHE_VERSION = 2
+CACHE_VERSION = 3  # 3: Item and IBIs are slotted dataclasses
 
 
 @dataclass
@@ -66,13 +67,15 @@ class CrawlCache:
         self.entries: dict[str, tuple[tuple[int, int, int], Any]] = {}
         self.hits = 0
         self.misses = 0
+        #: entries put since it was set (a forked reader sends them back to its parent)
+        self.fresh: dict[str, tuple] | None = None
         if path is not None and path.exists():
             try:
                 with open(path, "rb") as handle:
                     version, entries = pickle.load(handle)
                 if version == CACHE_VERSION:
                     self.entries = entries
-            except (OSError, pickle.UnpicklingError, ValueError, EOFError):
+            except (OSError, pickle.UnpicklingError, ValueError, EOFError, TypeError, AttributeError):
                 self.entries = {}  # a damaged cache only costs a full re-read
 
     def get(self, path: str, identity: tuple) -> Any:
@@ -87,6 +90,8 @@ class CrawlCache:
 
     def put(self, path: str, identity: tuple[int, int, int], value: Any) -> None:
         self.entries[path] = (identity, value)
+        if self.fresh is not None:
+            self.fresh[path] = (identity, value)
 
     def save(self) -> None:
         if self.path is None:
@@ -255,15 +260,82 @@ def crawl_archive(root: Path | str, cache: CrawlCache | None = None, progress: C
         archive.problems.append(Problem(name, "archive.yaml", "", problem.found, "a YAML mapping (archive-format.md, archive.yaml)"))
     if archive.info is None:
         return archive  # without its address no answer of this Archive can be built
-    root_real = os.path.realpath(root)
-    for relative in _repository_paths(root, archive.problems, name):
-        item, problems = read_repository(root, name, relative, cache, root_real)
+    walk_problems: list[Problem] = []
+    found = []  # (relative path, how many walk problems came before it)
+    for relative in _repository_paths(root, walk_problems, name):
+        found.append((relative, len(walk_problems)))
+    relatives = [relative for relative, _ in found]
+    done = 0
+    for (relative, before), (item, problems) in zip(found, _read_repositories(root, name, relatives, cache, progress)):
+        archive.problems += walk_problems[done:before]  # in the order a plain walk gives
+        done = before
         archive.problems += problems
         if item is not None:
             archive.items.append(item)
-        if progress is not None:
-            progress(1)
+    archive.problems += walk_problems[done:]
     return archive
+
+
+#: from how many repositories an Archive is read by WORKERS forked processes
+PARALLEL_REPOSITORIES = 5000
+WORKERS = 2  # this project's machines have two cores
+
+
+def _read_repositories(root: Path, name: str, relatives: list[str], cache: CrawlCache | None, progress) -> list[tuple]:
+    """read_repository of each of `relatives`, in order: parsing and validating YAML is
+    most of a cold crawl, so large Archives are read over the cores."""
+    root_real = os.path.realpath(root)
+    if len(relatives) < PARALLEL_REPOSITORIES or "fork" not in multiprocessing.get_all_start_methods():
+        results = []
+        for relative in relatives:
+            results.append(read_repository(root, name, relative, cache, root_real))
+            if progress is not None:
+                progress(1)
+        return results
+    global _FORK
+    context = multiprocessing.get_context("fork")
+    counter = context.Value("l", 0)
+    _FORK = (root, name, relatives, cache, root_real, counter)
+    try:
+        with context.Pool(WORKERS) as pool:
+            pending = pool.map_async(_read_share, range(WORKERS))
+            reported = 0
+            while not pending.ready():
+                pending.wait(0.1)
+                if progress is not None and counter.value > reported:
+                    progress(counter.value - reported)
+                    reported = counter.value
+            shares = pending.get()
+    finally:
+        _FORK = None
+    if progress is not None and len(relatives) > reported:
+        progress(len(relatives) - reported)
+    results: list = [None] * len(relatives)
+    for share, (read, fresh, hits, misses) in enumerate(shares):
+        results[share::WORKERS] = read
+        if cache is not None:
+            cache.entries.update(fresh)  # what the worker parsed, for the next crawl
+            cache.hits += hits
+            cache.misses += misses
+    return results
+
+
+_FORK: tuple | None = None  # what forked readers share: set just before the fork
+
+
+def _read_share(share: int) -> tuple[list, dict, int, int]:
+    root, name, relatives, cache, root_real, counter = _FORK
+    if cache is not None:
+        cache.fresh, cache.hits, cache.misses = {}, 0, 0
+    read = []
+    for number, relative in enumerate(relatives[share::WORKERS], 1):
+        read.append(read_repository(root, name, relative, cache, root_real))
+        if number % 64 == 0:
+            with counter.get_lock():
+                counter.value += 64
+    if cache is None:
+        return read, {}, 0, 0
+    return read, cache.fresh, cache.hits, cache.misses
 
 
 def _repository_paths(root: Path, problems: list[Problem], archive: str) -> Iterable[str]:

@@ -66,7 +66,7 @@ IBIP_CHARACTER = "an IBIp letter or digit (2-9, or A-Z but I, O, V, Y, Z)"
 END = "end of input"
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, slots=True)
 class RepositoryName:
     """An IBI written from a host name: ``subdomain/word[.port]/year/month.day.hour.minute[...]``."""
 
@@ -107,7 +107,7 @@ class RepositoryName:
         return self.text
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, slots=True)
 class Ibip:
     """An IBI written opaquely from an IP address: ``8JMKD3MGP8W/34PGRBS``."""
 

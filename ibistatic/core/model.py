@@ -70,7 +70,7 @@ class ArchiveInfo:
         return ibi_forms_of(self.service_ibi, self.service_ibip)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Item:
     """One uniform repository of one Archive: its item.yaml plus what doc/ holds."""
 

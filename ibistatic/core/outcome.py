@@ -14,7 +14,7 @@ ALERTS = ("not-found", "deleted", "conflict", "no-original", "unavailable", "loo
 MAX_HOPS = 64
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Resolution:
     """The outcome: a URL, or an alert; where it came from; the IBIs followed."""
 

@@ -24,6 +24,8 @@ and its answer is computed by the same MONTARLISTADEURL.  The steps:
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -157,7 +159,7 @@ def resolve(
             return _alert("deleted", chain, archive=view.info.name, address=view.info.address, state="Deleted", ibi=_first_form(answer.get("ibi")) or text)
         outcome = _from_answers(live, steps, languages)
         if isinstance(outcome, Resolution):
-            return Resolution(**{**outcome.__dict__, "chain": tuple(chain)})
+            return replace(outcome, chain=tuple(chain))
         if outcome is None:
             return _alert("unavailable", chain, ibi=text)
         next_ibi, steps = outcome

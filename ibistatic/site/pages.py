@@ -12,7 +12,9 @@ and :func:`script_json` for data read by scripts (JSON in a non-executed
 ``<script type="application/json">`` block, never concatenated into code).
 
 The output is deterministic (no build time, sorted JSON) and rendering is one pass over
-the targets with templates compiled once per process.
+the targets with templates compiled once per process.  The persistent-URL pages, which
+are most of a site, are filled in from a :class:`Skeleton` of their template: the same
+bytes jinja2 renders, about ten times faster.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from pathlib import Path
 from urllib.parse import quote, unquote, urlsplit
 
 import jinja2
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 import ibistatic
 
@@ -148,6 +150,50 @@ def site_file(site_url: str, url: str | None) -> str | None:
     return relative
 
 
+class Skeleton:
+    """A template rendered once with a marker in place of each variable, then cut at the
+    markers: filling it in is a join of its constant text and the values escaped as
+    jinja2's autoescaping escapes them (Markup values as they are).
+
+    Only for templates that print the variables plainly (``{{ name }}``): a variable
+    used in a test or a filter would see the marker, not its value.  Conditions are
+    handled by making one skeleton per outcome (`constants` fixes what they test).
+    """
+
+    _MARKER = re.compile("\x00([0-9]+)\x00")
+
+    def __init__(self, template: jinja2.Template, names: Sequence[str], constants: dict) -> None:
+        markers = {name: Markup(f"\x00{number}\x00") for number, name in enumerate(names)}
+        parts = self._MARKER.split(template.render(**constants, **markers))
+        self.chunks = parts[0::2]
+        self.fields = [names[int(number)] for number in parts[1::2]]
+
+    def fill(self, values: dict) -> str:
+        out = [self.chunks[0]]
+        for name, chunk in zip(self.fields, self.chunks[1:]):
+            out.append(_escaped(values[name]))
+            out.append(chunk)
+        return "".join(out)
+
+
+_HTML_SPECIAL = re.compile("[&<>\"']")
+
+
+def _escaped(value) -> str:
+    """What jinja2's autoescaping prints for `value`; most values need no escaping, and
+    skipping markupsafe for them halves the cost of a page."""
+    if isinstance(value, Markup):
+        return value
+    text = str(value)
+    return text if _HTML_SPECIAL.search(text) is None else escape(text)
+
+
+#: the variables of redirect.html and alert.html (the conditions of alert.html test
+#: `chain` and `archive`; redirect.html tests `modifier`)
+_TARGET_FIELDS = ("heading", "ibi", "modifier", "meaning", "persistent", "url", "archive", "data")
+_ALERT_FIELDS = _TARGET_FIELDS + ("alert", "alert_title", "explanation", "message", "chain")
+
+
 class Site:
     """What every template needs, computed once per build."""
 
@@ -160,11 +206,23 @@ class Site:
             "filelist.html", "landing.html", "sitemap.xml", "sitemap_index.xml",
         )}
         self._meanings: dict[str, str] = {}
+        self._skeletons: dict[tuple, Skeleton] = {}
         # the same code in every redirect and alert page: rendered once, not per page
         self.script = Markup(self.env.get_template("_target_script.html").render())
 
     def render(self, name: str, **context) -> str:
         return self.templates[name].render(base=self.base, site_url=self.site_url, script=self.script, **context)
+
+    def fill(self, name: str, fields: Sequence[str], context: dict, tested: dict) -> str:
+        """`name` rendered with `context`, from its skeleton for the outcome `tested`
+        of its conditions (variables whose truth the template tests)."""
+        key = (name, tuple(bool(value) for value in tested.values()))
+        skeleton = self._skeletons.get(key)
+        if skeleton is None:
+            falsy = {n: v for n, v in tested.items() if not v}
+            constants = {"base": self.base, "site_url": self.site_url, "script": self.script, **falsy}
+            skeleton = self._skeletons[key] = Skeleton(self.templates[name], [f for f in fields if f not in falsy], constants)
+        return skeleton.fill(context)
 
     def meaning(self, modifier: str) -> str:
         found = self._meanings.get(modifier)
@@ -197,12 +255,13 @@ def target_page(site: Site, target) -> str:
         "data": script_json(data),
     }
     if resolution.url is not None:
-        return site.render("redirect.html", **context)
+        return site.fill("redirect.html", _TARGET_FIELDS, context, {"modifier": target.modifier})
     alert_title, explanation = ALERT_TEXTS[resolution.alert]
-    return site.render(
-        "alert.html", alert=resolution.alert, alert_title=alert_title, explanation=explanation,
-        message=resolution.message, chain=list(resolution.chain), **context,
+    context.update(
+        alert=resolution.alert, alert_title=alert_title, explanation=explanation,
+        message=resolution.message, chain=" → ".join(resolution.chain),
     )
+    return site.fill("alert.html", _ALERT_FIELDS, context, {"chain": context["chain"], "archive": resolution.archive})
 
 
 def _item_pages(site: Site, loaded, writer) -> int:

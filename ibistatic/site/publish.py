@@ -25,7 +25,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..archive.crawl import CrawlCache
@@ -38,7 +38,7 @@ from .swap import publish_tree, remove_stale, staging_path
 
 __all__ = ["Publisher", "BuildReport", "STATE_VERSION"]
 
-STATE_VERSION = 3
+STATE_VERSION = 4
 #: items from which a full build resolves and renders in WORKERS forked processes
 PARALLEL_ITEMS = 5000
 WORKERS = 2  # this project's machines have two cores
@@ -203,10 +203,31 @@ class _Output:
         path = os.path.join(self.direct, *relative.split("/"))
         directory = os.path.dirname(path)
         if directory not in self._made:
-            os.makedirs(directory, exist_ok=True)
+            _make_directory(directory)
             self._made.add(directory)
-        with open(path, "wb") as handle:
-            handle.write(data)
+        _write_new(path, data)
+
+
+def _make_directory(directory: str) -> None:
+    """mkdir, and its parents only when it fails: most pages' parents exist already, and
+    makedirs would stat each of them first (the disk is most of a build's time)."""
+    try:
+        os.mkdir(directory)
+    except FileNotFoundError:
+        os.makedirs(directory, exist_ok=True)
+    except FileExistsError:
+        pass
+
+
+def _write_new(path: str, data: bytes) -> None:
+    """Write a file in the staging tree with the fewest system calls (no buffered file object)."""
+    handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)  # as open() does, less the umask
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(handle, view):]
+    finally:
+        os.close(handle)
 
 
 class _PagesWriter:
@@ -428,7 +449,7 @@ class Publisher:
                 while not result.ready():
                     result.wait(0.1)
                     self.progress.update(done.value)
-                return result.get()
+                return [(_with_items(targets, items), *rest) for targets, *rest in result.get()]
         finally:
             _FORK = None
 
@@ -542,7 +563,19 @@ _FORK: tuple | None = None  # what forked workers share: set just before the for
 
 def _render_share(share: int):
     publisher, loaded, items, keys, direct, done = _FORK
-    return publisher._render_items(loaded, items, keys[share::WORKERS], _Output({}, direct), done)
+    targets, *rest = publisher._render_items(loaded, items, keys[share::WORKERS], _Output({}, direct), done)
+    # the parent has the items: sending them back would make a second copy of each
+    return (_without_items(targets), *rest)
+
+
+def _without_items(targets: dict[str, list]) -> dict[str, list]:
+    return {key: [replace(target, item=None) for target in found] for key, found in targets.items()}
+
+
+def _with_items(targets: dict[str, list], items: dict[str, tuple]) -> dict[str, list]:
+    """Targets from a worker, each given back the item it was rendered for (the first
+    Archive's, as page_targets takes it)."""
+    return {key: [replace(target, item=items[key][0][0]) for target in found] for key, found in targets.items()}
 
 
 def _key_count(items: dict[str, tuple]) -> int:
@@ -613,6 +646,6 @@ def _load_state(path: Path) -> _State | None:
     try:
         with open(path, "rb") as handle:
             state = pickle.load(handle)
-    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ValueError):
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ValueError, TypeError):
         return None
     return state if isinstance(state, _State) and state.fingerprint[0] == STATE_VERSION else None

@@ -20,7 +20,7 @@ __all__ = ["DEFAULT_MODIFIERS", "PageTarget", "emitted_modifiers", "page_targets
 DEFAULT_MODIFIERS = ("", "!", ":", ":(oai_dc)")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PageTarget:
     path: str  # after the site URL, not percent-encoded: '8JMKD3MGP8W/35MMLL8!:(oai_dc)'
     ibi: str  # the IBI as written (repository path on disk, or the ibip of item.yaml)
