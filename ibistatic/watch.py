@@ -108,6 +108,24 @@ def _sizes(paths: set[str]) -> dict[str, int]:
     return sizes
 
 
+#: How long watchdog holds a "moved from" event to pair it with its "moved to". Its
+#: default, 0.5 s, delays every event behind it that long, and a deposit is a move (from
+#: the archive's incoming/ folder into place).  The kernel queues the two halves of a
+#: rename together, so they pair within milliseconds.
+MOVE_PAIRING_SECONDS = 0.02
+
+
+def _pair_moves_quickly() -> None:
+    try:  # watchdog 5 and later
+        from watchdog.observers.inotify_move_event_grouper import InotifyMoveEventGrouper as grouper
+    except ImportError:  # earlier versions
+        try:
+            from watchdog.observers.inotify_buffer import InotifyBuffer as grouper
+        except ImportError:
+            return  # no inotify here (the polling observer needs none of this)
+    grouper.delay = MOVE_PAIRING_SECONDS
+
+
 def _observer_error(error: OSError) -> Exception:
     """inotify's limits, said in terms of what to do about them."""
     if error.errno == errno.ENOSPC:
@@ -162,6 +180,7 @@ class Watcher:
         else:
             from watchdog.observers import Observer
 
+            _pair_moves_quickly()
             observer = Observer()
         for root in self.config.archives:
             observer.schedule(self.events, str(root), recursive=True, event_filter=list(_CHANGES))
@@ -209,7 +228,10 @@ class Watcher:
                 return None
             paths |= more
             now = _sizes(paths)
-            if not more and now == sizes:
+            # quiet for `debounce` since the last event, and no file seen before it grew
+            # meanwhile (a writer the events missed): paths that came in with `more` had
+            # their last event that long ago too, so they need no second look
+            if all(now[path] == size for path, size in sizes.items()):
                 return paths
             sizes = now
             time.sleep(self.debounce)

@@ -130,9 +130,13 @@ def test_a_killed_build_leaves_the_previous_site_intact(tmp_path):
         process.wait()
         assert snapshot(config.output) == before
     assert killed_while_writing >= 2  # the kills did land in the middle of writing
-    # a staging tree left by a killed build is removed by the next build
+    # a staging tree left by a killed build is removed by the next build (in the background)
     build_site(config, full=True)
     assert not [p for p in config.output.parent.iterdir() if ".staging-" in p.name]
+    deadline = time.monotonic() + 180  # deleting 20,000 files each, on a shared disk
+    while [p for p in config.output.parent.iterdir() if p.name.startswith(f".{config.output.name}.") and "-cache" not in p.name]:
+        assert time.monotonic() < deadline, "leftovers of killed builds are still there"
+        time.sleep(0.1)
     assert snapshot(config.output) == before
 
 
@@ -145,3 +149,35 @@ def test_catalog_is_published_when_configured(tmp_path):
     assert (config.output / "catalog" / "index.html").exists()
     pages = list((config.output / "catalog" / "items").rglob("index.html"))
     assert len(pages) == 14  # one page per IBI: 16 items, two of them copies
+
+
+def test_a_failed_targeted_update_is_not_forgotten(tmp_path, monkeypatch):
+    """Watch mode re-reads only the paths that changed. When a republish fails midway,
+    the next one must read everything: the changes of the failed one are not in its paths."""
+    from ibistatic.deposit import deposit
+    from ibistatic.site.publish import Publisher
+
+    config = load_config(make_project(tmp_path))
+    publisher = Publisher(config, keep_last_good=True)
+    publisher.persist = False
+    publisher.build()
+    archive = tmp_path / "archives" / "mtc-m16d"
+    first = deposit(archive, [Path(__file__)], host="mtc-m19.sid.inpe.br")
+    import ibistatic.site.publish as publish
+
+    original = publish._patched_references
+
+    def fail(*args, **kwargs):  # before the update marks the output (its journal file)
+        raise MemoryError
+
+    monkeypatch.setattr(publish, "_patched_references", fail)
+    with pytest.raises(MemoryError):
+        publisher.build(changed_paths={str(archive / first.repository)})
+    monkeypatch.setattr(publish, "_patched_references", original)
+    second = deposit(archive, [Path(__file__)], host="mtc-m19.sid.inpe.br")
+    publisher.build(changed_paths={str(archive / second.repository)})
+    assert (config.output / first.repository / "index.html").exists()
+    assert (config.output / second.repository / "index.html").exists()
+    watched = snapshot(config.output)
+    build_site(config, full=True)
+    assert watched == snapshot(config.output)

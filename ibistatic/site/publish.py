@@ -286,8 +286,14 @@ class Publisher:
         if loaded is None:
             loaded = load_archives(self.config.archives, self.config.site_url, self.cache, progress=self.progress.advance, last_good=last_good)
         self._loaded = loaded
-        state = None if full else self._usable_state(loaded)
-        report = self._update(loaded, state) if state is not None else self._full(loaded)
+        try:
+            state = None if full else self._usable_state(loaded)
+            report = self._update(loaded, state) if state is not None else self._full(loaded)
+        except BaseException:
+            # the state no longer matches this crawl: the next build must read everything
+            # (a targeted re-read would only see the paths changed after this failure)
+            self._loaded = None
+            raise
         self.progress.finish()
         if self.persist:
             self.cache.save()
