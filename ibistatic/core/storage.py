@@ -120,35 +120,48 @@ def mark_originals(holdings: Holdings, keys: Iterable[str] | None = None) -> Non
 
 
 def patch_holdings(previous: Holdings, removed: Sequence[Item], added: Sequence[Item]) -> Holdings | None:
-    """`previous` without the items `removed` and with `added` (the same rules as
+    """The holdings without the items `removed` and with `added` (the same rules as
     :func:`index_items` over the whole crawl), in time proportional to the change.
 
-    None when the change could alter who wins a clash (an item of it is contested, or
-    it claims a key or an IBIp another item holds): then only the whole check is exact.
+    `previous` is updated in place (copying an Archive's index of 200,000 keys would be
+    most of the time a watched deposit takes); it must not be used afterwards.  None,
+    with `previous` untouched, when the change could alter who wins a clash (an item of it
+    is contested, or it claims a key or an IBIp another item holds): then only the whole
+    check is exact.
     """
     if any(key in previous.contested for item in (*removed, *added) for key in item.keys()):
         return None
-    touched_archives = {item.archive for item in (*removed, *added)}
-    if not touched_archives <= previous.by_archive.keys():
+    if not {item.archive for item in (*removed, *added)} <= previous.by_archive.keys():
         return None
-    by_archive = {name: (items.copy() if name in touched_archives else items) for name, items in previous.by_archive.items()}
+    leaving = {id(item) for item in removed}
+
+    def held_by_another(items: dict[str, Item], key: str, item: Item) -> bool:
+        owner = items.get(key)
+        return owner is not None and id(owner) not in leaving and owner.repository != item.repository
+
+    claimed: dict[tuple[str, str], Item] = {}
+    for item in added:
+        own = previous.by_archive[item.archive]
+        for key in item.keys():
+            if (own.get(key) is not None and id(own[key]) not in leaving) or (item.archive, key) in claimed:
+                return None  # rule 3
+            claimed[(item.archive, key)] = item
+        if item.ibip is not None:
+            ibip = item.ibip.key
+            if any(held_by_another(items, ibip, item) for items in previous.by_archive.values()):
+                return None  # the IBIp is another repository's
+            if any(key == ibip and other.repository != item.repository for (_, key), other in claimed.items()):
+                return None
     for item in removed:
-        own = by_archive[item.archive]
+        own = previous.by_archive[item.archive]
         for key in item.keys():
             if own.get(key) is item:
                 del own[key]
     for item in added:
-        own = by_archive[item.archive]
-        if any(key in own for key in item.keys()):
-            return None  # rule 3
-        if item.ibip is not None and any(
-            (owner := items.get(item.ibip.key)) is not None and owner.repository != item.repository
-            for items in by_archive.values()
-        ):
-            return None  # the IBIp is another repository's
+        own = previous.by_archive[item.archive]
         for key in item.keys():
             own[key] = item
-    holdings = Holdings(previous.archives, by_archive, set(previous.conflicts), set(previous.orphans), previous.contested, previous.clash_problems)
+    holdings = Holdings(previous.archives, previous.by_archive, set(previous.conflicts), set(previous.orphans), previous.contested, previous.clash_problems)
     mark_originals(holdings, {item.key for item in (*removed, *added)})
     return holdings
 
