@@ -57,7 +57,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Build", "checkout", "ensure_project", "redirect_pages", "build_ibistatic", "bare_loop",
+__all__ = ["Build", "checkout", "redirect_pages", "build_ibistatic", "bare_loop",
            "build_mkdocs", "build_hugo", "main"]
 
 HERE = Path(__file__).resolve().parent
@@ -68,7 +68,6 @@ sys.path[:0] = [str(HERE), str(ROOT)]
 
 import make_archive  # noqa: E402
 
-MARKER = "bench-project.json"  # written last: a project without it is incomplete
 DEFAULT_WORKDIR = Path("/tmp/ibistatic-bench")
 # Top-level folders of the site whose index.html pages are not persistent-URL pages.
 NOT_REDIRECTS = ("files", "metadata", "catalog")
@@ -128,36 +127,6 @@ def checkout() -> str:
         return "not a git checkout"
     dirty = git("diff", "--quiet", "HEAD", "--", "ibistatic").returncode != 0
     return head.stdout.strip() + (" + uncommitted changes in ibistatic/" if dirty else "")
-
-
-def ensure_project(workdir: Path, items: int, seed: int) -> Path:
-    """The project of `items` items, generated unless a complete one is already there
-    (same layout as crawl_bench.py: a workdir can serve both)."""
-    project = workdir / f"project-{items}-s{seed}"
-    if (project / MARKER).is_file():
-        _say(f"reusing {project}")
-        return project
-    if project.exists():
-        shutil.rmtree(project)  # an interrupted generation
-    _say(f"generating {items:,} items into {project} ...")
-    totals = make_archive.generate(project, items, seed)
-    (project / MARKER).write_text(json.dumps({"items": items, "seed": seed, "seconds": totals.seconds}))
-    _say(f"generated {totals.items:,} items + {totals.copies:,} copies, {totals.files:,} files "
-         f"in {totals.seconds:.1f} s")
-    return project
-
-
-def read_tree(project: Path) -> tuple[int, float]:
-    """Read every file of the project once: the build then finds it in the page cache
-    (a project generated earlier may have been evicted)."""
-    started = time.perf_counter()
-    files = 0
-    for directory, _, names in os.walk(project):
-        for name in names:
-            with open(os.path.join(directory, name), "rb") as handle:
-                handle.read()
-            files += 1
-    return files, time.perf_counter() - started
 
 
 def redirect_pages(site: Path) -> list[tuple[str, int]]:
@@ -441,8 +410,8 @@ def main(argv: list[str] | None = None) -> int:
     workdir.mkdir(parents=True, exist_ok=True)
     _say(f"measuring {ROOT} at {checkout()}; {os.cpu_count()} cores, load average "
          f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}")
-    project = ensure_project(workdir, args.items, args.seed)
-    files, seconds = read_tree(project)
+    project = make_archive.ensure_project(workdir, args.items, args.seed)
+    files, seconds = make_archive.read_tree(project)
     _say(f"read {files:,} project files in {seconds:.1f} s (page cache warm)")
     name = project.name.removeprefix("project-")
     site = workdir / f"site-{name}"

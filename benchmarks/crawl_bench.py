@@ -37,7 +37,7 @@ import sys
 import time
 from pathlib import Path
 
-__all__ = ["PHASES", "ensure_project", "read_tree", "main"]
+__all__ = ["PHASES", "main"]
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -57,40 +57,10 @@ from ibistatic.core.storage import check_storage_model  # noqa: E402
 from ibistatic.index.writer import write_index  # noqa: E402
 
 PHASES = ("crawl-cold", "crawl-fill", "crawl-warm", "properties", "index")
-MARKER = "bench-project.json"  # written last: a project without it is incomplete
 DEFAULT_WORKDIR = Path("/tmp/ibistatic-bench")
 
 
 # ------------------------------------------------------------------ the project
-
-
-def ensure_project(workdir: Path, items: int, seed: int) -> Path:
-    """The project of `items` items, generated unless a complete one is already there."""
-    project = workdir / f"project-{items}-s{seed}"
-    if (project / MARKER).is_file():
-        print(f"reusing {project}")
-        return project
-    if project.exists():
-        shutil.rmtree(project)  # an interrupted generation
-    print(f"generating {items:,} items into {project} ...", flush=True)
-    totals = make_archive.generate(project, items, seed)
-    (project / MARKER).write_text(json.dumps({"items": items, "seed": seed, "seconds": totals.seconds}))
-    print(f"generated {totals.items:,} items + {totals.copies:,} copies, {totals.files:,} files "
-          f"in {totals.seconds:.1f} s")
-    return project
-
-
-def read_tree(project: Path) -> tuple[int, float]:
-    """Read every file of the project once, so that every phase finds the tree in the
-    operating system's page cache (the first phase would otherwise pay for the disk)."""
-    started = time.perf_counter()
-    files = 0
-    for directory, _, names in os.walk(project):
-        for name in names:
-            with open(os.path.join(directory, name), "rb") as handle:
-                handle.read()
-            files += 1
-    return files, time.perf_counter() - started
 
 
 def _cache_path(workdir: Path, project: Path) -> Path:
@@ -266,10 +236,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.phase:
         return _run_phase(args.phase, args.project, args.workdir, args.profile_this)
     args.workdir.mkdir(parents=True, exist_ok=True)
-    project = ensure_project(args.workdir, args.items, args.seed)
+    project = make_archive.ensure_project(args.workdir, args.items, args.seed)
     print(f"{time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} CPUs, Python {sys.version.split()[0]}, ibistatic from {Path(ibistatic.__file__).parent}, "
           f"load average {os.getloadavg()[0]:.2f}")
-    files, seconds = read_tree(project)
+    files, seconds = make_archive.read_tree(project)
     print(f"reading the tree once beforehand (page cache state unknown): {files:,} files in {seconds:.1f} s")
     figures = {phase: _child(phase, project, args.workdir, phase == args.profile) for phase in PHASES}
     _report(figures)

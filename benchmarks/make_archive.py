@@ -19,6 +19,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import sys
 import time
 from collections import Counter
@@ -394,6 +395,40 @@ def generate(path: str | os.PathLike[str], items: int, seed: int = 0,
     kinds = Counter(item.kind for item in planned)
     return Totals(dict(sorted(kinds.items())), len(copies), files,
                   time.perf_counter() - started)
+
+
+#: written last into a benchmark's project: a project without it is incomplete
+MARKER = "bench-project.json"
+
+
+def ensure_project(workdir: Path, items: int, seed: int) -> Path:
+    """``workdir/project-N-sS``, generated unless a complete one is already there (the
+    benchmarks share it: crawl_bench.py and build_bench.py can use the same workdir)."""
+    project = workdir / f"project-{items}-s{seed}"
+    if (project / MARKER).is_file():
+        print(f"reusing {project}", flush=True)
+        return project
+    if project.exists():
+        shutil.rmtree(project)  # an interrupted generation
+    print(f"generating {items:,} items into {project} ...", flush=True)
+    totals = generate(project, items, seed)
+    (project / MARKER).write_text(json.dumps({"items": items, "seed": seed, "seconds": totals.seconds}))
+    print(f"generated {totals.items:,} items + {totals.copies:,} copies, {totals.files:,} files "
+          f"in {totals.seconds:.1f} s", flush=True)
+    return project
+
+
+def read_tree(project: Path) -> tuple[int, float]:
+    """Read every file of the project once, so that what is measured next finds it in
+    the operating system's page cache (a project generated earlier may have been evicted)."""
+    started = time.perf_counter()
+    files = 0
+    for directory, _, names in os.walk(project):
+        for name in names:
+            with open(os.path.join(directory, name), "rb") as handle:
+                handle.read()
+            files += 1
+    return files, time.perf_counter() - started
 
 
 def make_project(path: str | os.PathLike[str], items: int, seed: int = 0) -> Path:

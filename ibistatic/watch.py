@@ -25,7 +25,6 @@ import threading
 import time
 import warnings
 from collections.abc import Callable
-from pathlib import Path
 
 from watchdog import events as fs_events
 

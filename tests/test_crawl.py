@@ -7,7 +7,6 @@ import os
 from pathlib import Path
 
 import pytest
-import yaml
 
 from ibistatic.archive import crawl as crawl_module
 from ibistatic.archive.crawl import CrawlCache, crawl, crawl_archive

@@ -4,8 +4,6 @@ on the sample archive modelled on the standard's own examples."""
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest

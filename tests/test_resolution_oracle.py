@@ -8,7 +8,6 @@ from hypothesis import strategies as st
 
 from archive_factory import write_archive, write_item
 from ibistatic.archive.load import load_archives
-from ibistatic.core.relations import modifier_text
 from ibistatic.index.writer import write_index
 from ibistatic.resolver import Resolver
 

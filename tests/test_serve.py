@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import http.client
-import shutil
 import threading
 import time
 from urllib.parse import quote

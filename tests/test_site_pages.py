@@ -7,7 +7,6 @@ The browser's view of the same site is in test_site_browser.py.
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import xml.etree.ElementTree as ET

@@ -10,7 +10,6 @@ time, so a later crawl re-parses only what changed.
 from __future__ import annotations
 
 import datetime as _dt
-import multiprocessing
 import os
 import pickle
 import stat
@@ -21,6 +20,7 @@ from typing import Any
 
 import yaml
 
+from .. import forked
 from ..core.model import ArchiveInfo, Item
 from ..errors import Problem
 from .descriptors import read_archive_info, read_item
@@ -276,43 +276,34 @@ def crawl_archive(root: Path | str, cache: CrawlCache | None = None, progress: C
     return archive
 
 
-#: from how many repositories an Archive is read by WORKERS forked processes
+#: from how many repositories an Archive is read by forked processes (ibistatic.forked)
 PARALLEL_REPOSITORIES = 5000
-WORKERS = 2  # this project's machines have two cores
 
 
 def _read_repositories(root: Path, name: str, relatives: list[str], cache: CrawlCache | None, progress) -> list[tuple]:
     """read_repository of each of `relatives`, in order: parsing and validating YAML is
     most of a cold crawl, so large Archives are read over the cores."""
     root_real = os.path.realpath(root)
-    if len(relatives) < PARALLEL_REPOSITORIES or "fork" not in multiprocessing.get_all_start_methods():
+    if len(relatives) < PARALLEL_REPOSITORIES or not forked.available():
         results = []
         for relative in relatives:
             results.append(read_repository(root, name, relative, cache, root_real))
             if progress is not None:
                 progress(1)
         return results
-    global _FORK
-    context = multiprocessing.get_context("fork")
-    counter = context.Value("l", 0)
-    _FORK = (root, name, relatives, cache, root_real, counter)
-    try:
-        with context.Pool(WORKERS) as pool:
-            pending = pool.map_async(_read_share, range(WORKERS))
-            reported = 0
-            while not pending.ready():
-                pending.wait(0.1)
-                if progress is not None and counter.value > reported:
-                    progress(counter.value - reported)
-                    reported = counter.value
-            shares = pending.get()
-    finally:
-        _FORK = None
-    if progress is not None and len(relatives) > reported:
-        progress(len(relatives) - reported)
+    reported = 0
+
+    def advance(done: int) -> None:  # `progress` counts steps, the workers a total
+        nonlocal reported
+        if progress is not None and done > reported:
+            progress(done - reported)
+            reported = done
+
+    shares = forked.run_shares(lambda share, counter: _read_share(share, counter, root, name, relatives, cache, root_real), advance)
+    advance(len(relatives))
     results: list = [None] * len(relatives)
     for share, (read, fresh, hits, misses) in enumerate(shares):
-        results[share::WORKERS] = read
+        results[share::forked.WORKERS] = read
         if cache is not None:
             cache.entries.update(fresh)  # what the worker parsed, for the next crawl
             cache.hits += hits
@@ -320,19 +311,16 @@ def _read_repositories(root: Path, name: str, relatives: list[str], cache: Crawl
     return results
 
 
-_FORK: tuple | None = None  # what forked readers share: set just before the fork
-
-
-def _read_share(share: int) -> tuple[list, dict, int, int]:
-    root, name, relatives, cache, root_real, counter = _FORK
+def _read_share(share: int, counter, root: Path, name: str, relatives: list[str], cache: CrawlCache | None, root_real: str) -> tuple[list, dict, int, int]:
+    """In a forked worker: every WORKERS-th repository from `share` on, and what the
+    cache learnt meanwhile (the parent's copy of the cache does not see it)."""
     if cache is not None:
         cache.fresh, cache.hits, cache.misses = {}, 0, 0
     read = []
-    for number, relative in enumerate(relatives[share::WORKERS], 1):
+    for number, relative in enumerate(relatives[share::forked.WORKERS], 1):
         read.append(read_repository(root, name, relative, cache, root_real))
         if number % 64 == 0:
-            with counter.get_lock():
-                counter.value += 64
+            forked.count(counter, 64)
     if cache is None:
         return read, {}, 0, 0
     return read, cache.fresh, cache.hits, cache.misses

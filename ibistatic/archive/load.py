@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ..core.model import ArchiveInfo, Item
 from ..core.properties import MemoryArchiveView
-from ..core.storage import Holdings, index_items, mark_originals, patch_holdings, storage_problems
+from ..core.storage import Holdings, holdings_of, patch_holdings, storage_problems
 from ..errors import Problem
 from .crawl import Archive, CrawlCache, CrawlResult, crawl, read_repository
 
@@ -87,10 +87,6 @@ def _keep_last_good(archive: Archive, problems: list[Problem], last_good: Callab
     return list(kept.values())
 
 
-def _sort_items(items: list[Item]) -> None:
-    items.sort(key=lambda item: item.repository.parts)
-
-
 def load_archives(
     roots: Sequence[Path | str],
     site_url: str,
@@ -110,14 +106,13 @@ def load_archives(
             kept = _keep_last_good(archive, archive.problems, last_good, keys.__contains__)
             if kept:
                 archive.items += kept
-                _sort_items(archive.items)
+                archive.items.sort(key=lambda item: item.repository.parts)
     return _checked(result, site_url)
 
 
 def _checked(result: CrawlResult, site_url: str) -> LoadedArchives:
     infos = [a.info for a in result.archives if a.info is not None]
-    holdings = index_items(infos, result.items())
-    mark_originals(holdings)
+    holdings = holdings_of(infos, result.items())
     left_out = _left_out(result.problems)
     return LoadedArchives(result, holdings, lambda: storage_problems(holdings, left_out), site_url)
 

@@ -24,13 +24,11 @@ and its answer is computed by the same MONTARLISTADEURL.  The steps:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-
 from .identifiers import Ibi, parse_ibi
-from .outcome import _MESSAGES, ALERTS, MAX_HOPS, Resolution, _alert
+from .outcome import ALERTS, MAX_HOPS, Resolution, _alert
 from .languages import match_language
 from .properties import ArchiveView, property_list
 from .relations import Relation, Step, VerbList, relation_text

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from ..errors import Problem
 from .model import ArchiveInfo, Item
 
-__all__ = ["Holdings", "check_storage_model", "index_items", "mark_originals", "storage_problems", "patch_holdings"]
+__all__ = ["Holdings", "check_storage_model", "holdings_of", "index_items", "mark_originals", "storage_problems", "patch_holdings"]
 
 
 @dataclass
@@ -63,9 +63,16 @@ def check_storage_model(
     repositories is reported and left with its first claimant.  `left_out` maps the keys
     of items left out for errors to their Archive, so references to them say so.
     """
+    holdings = holdings_of(archives, items)
+    return holdings, storage_problems(holdings, left_out or {})
+
+
+def holdings_of(archives: Sequence[ArchiveInfo], items: Iterable[Item]) -> Holdings:
+    """The Holdings with every storage-model rule applied; the problems are left to
+    :func:`storage_problems` (a pass over every item, which can wait)."""
     holdings = index_items(archives, items)
     mark_originals(holdings)
-    return holdings, storage_problems(holdings, left_out or {})
+    return holdings
 
 
 def index_items(archives: Sequence[ArchiveInfo], items: Iterable[Item]) -> Holdings:
@@ -95,7 +102,8 @@ def index_items(archives: Sequence[ArchiveInfo], items: Iterable[Item]) -> Holdi
 
 def storage_problems(holdings: Holdings, left_out: dict[str, str]) -> list[Problem]:
     """Every violation of the storage model and every bad reference, in a stable order."""
-    return holdings.clash_problems + _original_problems(holdings) + _reference_problems(holdings, left_out)
+    ordered = _crawl_order(holdings)
+    return holdings.clash_problems + _original_problems(ordered) + _reference_problems(ordered, left_out)
 
 
 def mark_originals(holdings: Holdings, keys: Iterable[str] | None = None) -> None:
@@ -182,10 +190,10 @@ def _crawl_order(holdings: Holdings) -> list[Item]:
     return found
 
 
-def _original_problems(holdings: Holdings) -> list[Problem]:
+def _original_problems(ordered: list[Item]) -> list[Problem]:
     problems = []
     states: dict[str, list[Item]] = {}
-    for item in _crawl_order(holdings):
+    for item in ordered:
         states.setdefault(item.key, []).append(item)
     for key, held in states.items():
         originals = [i for i in held if i.state == "Original"]
@@ -200,9 +208,8 @@ def _original_problems(holdings: Holdings) -> list[Problem]:
     return problems
 
 
-def _reference_problems(holdings: Holdings, left_out: dict[str, str]) -> list[Problem]:
+def _reference_problems(ordered: list[Item], left_out: dict[str, str]) -> list[Problem]:
     """Dangling references, metadata that is not Metadata, next-edition loops."""
-    ordered = _crawl_order(holdings)
     known: dict[str, Item] = {}
     for item in ordered:
         for key in item.keys():

@@ -18,16 +18,15 @@ resolution only ever consults items reachable that way.
 from __future__ import annotations
 
 import hashlib
-import multiprocessing
 import os
 import pickle
-import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from .. import forked
 from ..archive.crawl import CrawlCache
 from ..archive.load import LoadedArchives, load_archives
 from ..config import SiteConfig
@@ -39,9 +38,8 @@ from .swap import publish_tree, remove_stale, staging_path
 __all__ = ["Publisher", "BuildReport", "STATE_VERSION"]
 
 STATE_VERSION = 4
-#: items from which a full build resolves and renders in WORKERS forked processes
+#: items from which a full build resolves and renders in forked processes (ibistatic.forked)
 PARALLEL_ITEMS = 5000
-WORKERS = 2  # this project's machines have two cores
 JOURNAL = ".ibistatic-updating"  # present in the output while an update is being applied
 
 
@@ -442,22 +440,17 @@ class Publisher:
     def _render_shares(self, loaded, items: dict, keys: list[str], old: dict[str, str], direct: Path | None):
         """(targets by key, digests, files written, files kept) of `keys`: in forked
         processes when there are many and the pages go straight to disk, else here."""
-        global _FORK
         self.progress.phase("resolving and rendering", len(keys))
-        if direct is None or len(keys) < PARALLEL_ITEMS or "fork" not in multiprocessing.get_all_start_methods():
+        if direct is None or len(keys) < PARALLEL_ITEMS or not forked.available():
             return [self._render_items(loaded, items, keys, _Output(old, direct))]
-        context = multiprocessing.get_context("fork")
-        done = context.Value("l", 0)
-        _FORK = (self, loaded, items, keys, direct, done)
-        try:
-            with context.Pool(WORKERS) as pool:
-                result = pool.map_async(_render_share, range(WORKERS))
-                while not result.ready():
-                    result.wait(0.1)
-                    self.progress.update(done.value)
-                return [(_with_items(targets, items), *rest) for targets, *rest in result.get()]
-        finally:
-            _FORK = None
+
+        def share_of(share: int, done):
+            targets, *rest = self._render_items(loaded, items, keys[share::forked.WORKERS], _Output({}, direct), done)
+            # the parent has the items: sending them back would make a second copy of each
+            return (_without_items(targets), *rest)
+
+        results = forked.run_shares(share_of, self.progress.update)
+        return [(_with_items(targets, items), *rest) for targets, *rest in results]
 
     def _render_items(self, loaded, items: dict, keys: list[str], output: _Output, done=None):
         """Resolve and render the pages of the items `keys` into `output`; `done` is a
@@ -472,8 +465,7 @@ class Publisher:
         for target in page_targets(loaded, self.config.modifiers, loaded.views(), first_holders=first_holders):
             if target.item.key not in targets:
                 if done is not None:
-                    with done.get_lock():
-                        done.value += 1
+                    forked.count(done, 1)
                 else:
                     self.progress.advance()
             targets.setdefault(target.item.key, []).append(target)
@@ -562,16 +554,6 @@ class Publisher:
             pages=self.pages, written=written, removed=removed, problems=loaded.problems, mode=mode,
             warnings=list(self.warnings),
         )
-
-
-_FORK: tuple | None = None  # what forked workers share: set just before the fork
-
-
-def _render_share(share: int):
-    publisher, loaded, items, keys, direct, done = _FORK
-    targets, *rest = publisher._render_items(loaded, items, keys[share::WORKERS], _Output({}, direct), done)
-    # the parent has the items: sending them back would make a second copy of each
-    return (_without_items(targets), *rest)
 
 
 def _without_items(targets: dict[str, list]) -> dict[str, list]:

@@ -48,16 +48,22 @@ def staging_path(output: Path, purpose: str = "staging") -> Path:
 def publish_tree(staging: Path, output: Path) -> None:
     """Make `staging` the published `output`; the previous tree is removed afterwards,
     in the background (deleting a large tree can take longer than building it)."""
-    old = staging_path(output, f"old{time.monotonic_ns()}")  # earlier ones may still be going
     if output.exists() and exchange(staging, output):
-        os.rename(staging, old)  # it now holds the previous site
+        discard(_set_aside(staging, output))  # it now holds the previous site
     elif output.exists():
-        os.rename(output, old)
+        previous = _set_aside(output, output)
         os.rename(staging, output)
+        discard(previous)
     else:
         os.rename(staging, output)
-        return
-    discard(old)
+
+
+def _set_aside(path: Path, output: Path) -> Path:
+    """Rename `path` beside `output` under a fresh name of this process, for deletion
+    (trees set aside earlier may still be being deleted)."""
+    moved = staging_path(output, f"old{time.monotonic_ns()}")
+    os.rename(path, moved)
+    return moved
 
 
 def discard(path: Path) -> None:
@@ -83,12 +89,10 @@ def remove_stale(output: Path) -> None:
     for leftover in output.parent.glob(f".{output.name}.*-*"):
         pid = leftover.name.rsplit("-", 1)[-1]
         if pid.isdigit() and not _alive(int(pid)):
-            moved = staging_path(output, f"old{time.monotonic_ns()}")  # ours while we run
             try:
-                os.rename(leftover, moved)
+                discard(_set_aside(leftover, output))  # named after this process while it runs
             except OSError:
                 continue  # another build took it first
-            discard(moved)
 
 
 def _alive(pid: int) -> bool:

@@ -59,18 +59,18 @@ def _negotiate(views: Sequence[ArchiveView], item: Item, relation: Relation, lan
 
 def page_targets(
     loaded: LoadedArchives, setting="default", views: Sequence[ArchiveView] | None = None,
-    only: set[str] | None = None, first_holders: Sequence[Item] | None = None,
+    first_holders: Sequence[Item] | None = None,
 ) -> Iterator[PageTarget]:
     """Every emitted persistent URL, in a stable order (by repository key, form, modifier);
-    with `only`, those of the items whose repository keys it holds; with
-    `first_holders`, those of these items (each as the first Archive holding it has it)."""
+    with `first_holders`, those of these items only (each as the first Archive holding
+    it has it)."""
     views = views if views is not None else loaded.views()
-    first_holder: dict[str, Item] = {}
-    if first_holders is not None:
-        first_holder = {item.key: item for item in first_holders}
-    for item in loaded.holdings.all_items() if first_holders is None else ():
-        if only is None or item.key in only:
+    if first_holders is None:
+        first_holder: dict[str, Item] = {}
+        for item in loaded.holdings.all_items():
             first_holder.setdefault(item.key, item)
+    else:
+        first_holder = {item.key: item for item in first_holders}
     for key in sorted(first_holder):
         item = first_holder[key]
         forms = [item.repository.text] + ([item.ibip.text] if item.ibip else [])
