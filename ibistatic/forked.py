@@ -4,13 +4,19 @@
 WORKERS-th element from `share` on) and adds what it finishes to `counter`, an integer
 shared with the parent, which reports it as progress.  The work reaches the workers by
 fork, so it may be a closure over anything; only its results are pickled, back to the
-parent.  Callers decide when a job is large enough to be worth the fork.
+parent, through a temporary file each: the parent reads it back in frames, where a pipe
+would bring it whole (at 100,000 items a result is over 100 MB, held twice while
+unpickled).  Callers decide when a job is large enough to be worth the fork.
 """
 
 from __future__ import annotations
 
 import multiprocessing
-from collections.abc import Callable
+import os
+import pickle
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
 from typing import Any
 
 __all__ = ["WORKERS", "available", "run_shares", "count"]
@@ -24,13 +30,16 @@ def available() -> bool:
     return "fork" in multiprocessing.get_all_start_methods()
 
 
-def run_shares(work: Callable[[int, Any], Any], progress: Callable[[int], None] | None = None) -> list:
-    """[work(0, counter), ..., work(WORKERS - 1, counter)], each in a forked process;
-    `progress(units counted so far)` is called about ten times a second meanwhile."""
+def run_shares(work: Callable[[int, Any], Any], progress: Callable[[int], None] | None = None) -> Iterator:
+    """work(0, counter), ..., work(WORKERS - 1, counter), each run in a forked process;
+    `progress(units counted so far)` is called about ten times a second meanwhile.
+    Once all are done, the results are read back one at a time, as they are iterated
+    (let go of each before taking the next, and one result at a time is in memory)."""
     global _JOB
     context = multiprocessing.get_context("fork")
     counter = context.Value("l", 0)
-    _JOB = (work, counter)
+    folder = tempfile.mkdtemp(prefix="ibistatic-shares-")
+    _JOB = (work, counter, folder)
     try:
         with context.Pool(WORKERS) as pool:
             pending = pool.map_async(_run_share, range(WORKERS))
@@ -38,9 +47,13 @@ def run_shares(work: Callable[[int, Any], Any], progress: Callable[[int], None] 
                 pending.wait(0.1)
                 if progress is not None:
                     progress(counter.value)
-            return pending.get()
+            paths = pending.get()
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
     finally:
         _JOB = None
+    return _read_all(paths, folder)
 
 
 def count(counter, units: int) -> None:
@@ -49,6 +62,25 @@ def count(counter, units: int) -> None:
         counter.value += units
 
 
-def _run_share(share: int):
-    work, counter = _JOB
-    return work(share, counter)
+def _run_share(share: int) -> str:
+    work, counter, folder = _JOB
+    result = work(share, counter)
+    path = os.path.join(folder, f"share-{share}.pickle")
+    with open(path, "wb") as handle:
+        pickle.dump(result, handle, protocol=pickle.HIGHEST_PROTOCOL)
+    return path
+
+
+def _read_all(paths: list[str], folder: str) -> Iterator:
+    try:
+        for path in paths:
+            yield _read(path)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _read(path: str):
+    with open(path, "rb") as handle:
+        result = pickle.load(handle)
+    os.unlink(path)  # its pages leave the page cache before the next result is read
+    return result

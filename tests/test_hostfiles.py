@@ -4,7 +4,6 @@ limits, and the escaping each file needs (the real servers are in test_real_serv
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -13,9 +12,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ibistatic.config import SiteConfig, load_config
-from ibistatic.core.identifiers import parse_ibi
-from ibistatic.core.resolution import Resolution
+from ibistatic.core.identifiers import ibi_key, parse_ibi
 from ibistatic.resolver import Resolver
+from ibistatic.site.targets import PublishedUrl
 from ibistatic.site.build import build_site
 from ibistatic.site.hostfiles import (
     HostRule,
@@ -173,21 +172,12 @@ def test_the_snippets_name_the_published_site(site):
     assert "#   httxt2dbm -i apache-rewritemap.txt -o apache-rewritemap.dbm" in lines(site, "_ibistatic/apache.conf")
 
 
-# Fabricated targets: only what host_rules reads.
-@dataclass(frozen=True)
-class Target:
-    path: str
-    ibi: str
-    modifier: str
-    resolution: Resolution
-    item: object = None
+# Fabricated published URLs: what host_rules reads.
+def target(ibi: str, modifier: str = "", url: str | None = "https://a.example/x", alert: str | None = None) -> PublishedUrl:
+    return PublishedUrl(ibi, modifier, ibi_key(ibi), url, alert)
 
 
-def target(ibi: str, modifier: str = "", url: str | None = "https://a.example/x", alert: str | None = None) -> Target:
-    return Target(ibi + modifier, ibi, modifier, Resolution(url, alert))
-
-
-def many(count: int, scheme: str = "https") -> list[Target]:
+def many(count: int, scheme: str = "https") -> list[PublishedUrl]:
     ibis = [f"example.org/rep/2020/{i // 1440 % 12 + 1:02}.{i // 60 % 24 + 1:02}.{i // 60 % 24:02}.{i % 60:02}" for i in range(count)]
     return [target(ibi, url=f"{scheme}://a.example/{n}") for n, ibi in enumerate(ibis)]
 
@@ -379,3 +369,22 @@ def test_snippets_for_a_site_url_with_a_path():
 def test_fabricated_ibis_are_valid():
     for each in many(3):
         parse_ibi(each.ibi)
+
+
+def test_published_urls_take_the_canonical_case_from_their_item(tmp_path):
+    from archive_factory import write_archive, write_item
+    from ibistatic.archive.load import load_archives
+    from ibistatic.site.targets import page_targets, published_url
+
+    root = write_archive(tmp_path / "a", "a.example.org", "example.org/a/2020/01.01.00.00")
+    write_item(root, "SID.INPE.BR/Rep/2020/01.02.03.04", state="Original", ibip="8jmkd3mgp8w/abcdef")  # neither form canonical
+    write_item(root, "sid.inpe.br/rep/2020/01.02.03.05", state="Original", ibip="8JMKD3MGP8W/ABCDEG")  # both canonical
+    loaded = load_archives([root], SITE_URL)
+    assert loaded.problems == []
+    targets = list(page_targets(loaded, "all"))
+    assert {t.ibi for t in targets} == {"SID.INPE.BR/Rep/2020/01.02.03.04", "8jmkd3mgp8w/abcdef", "sid.inpe.br/rep/2020/01.02.03.05", "8JMKD3MGP8W/ABCDEG"}
+    for target in targets:
+        published = published_url(target)
+        assert published.canonical == ibi_key(target.ibi)  # as parsing the IBI again gives
+        assert (published.path, published.url, published.alert) == (target.path, target.resolution.url, target.resolution.alert)
+    assert {published_url(t).canonical for t in targets} >= {"sid.inpe.br/rep/2020/01.02.03.04", "8JMKD3MGP8W/ABCDEF"}

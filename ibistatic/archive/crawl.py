@@ -23,6 +23,7 @@ import yaml
 from .. import forked
 from ..core.model import ArchiveInfo, Item
 from ..errors import Problem
+from ..pickles import dump_mapping, load_mapping
 from .descriptors import read_archive_info, read_item
 
 try:  # libyaml's C loader: crawling 100k items must not be dominated by YAML parsing
@@ -32,7 +33,7 @@ except ImportError:  # pragma: no cover - depends on how PyYAML was built
 
 __all__ = ["Archive", "CrawlResult", "CrawlCache", "crawl", "crawl_archive", "read_repository", "load_yaml"]
 
-CACHE_VERSION = 3  # 3: Item and IBIs are slotted dataclasses
+CACHE_VERSION = 4  # 3: Item and IBIs are slotted dataclasses; 4: saved in chunks, items only, pickled as calls
 
 
 @dataclass
@@ -72,20 +73,19 @@ class CrawlCache:
         if path is not None and path.exists():
             try:
                 with open(path, "rb") as handle:
-                    version, entries = pickle.load(handle)
-                if version == CACHE_VERSION:
-                    self.entries = entries
+                    if pickle.load(handle) == CACHE_VERSION:
+                        self.entries = load_mapping(handle)
             except (OSError, pickle.UnpicklingError, ValueError, EOFError, TypeError, AttributeError):
                 self.entries = {}  # a damaged cache only costs a full re-read
 
     def get(self, path: str, identity: tuple) -> Any:
-        """The value stored for `path` at `identity`; hits and misses count YAML files."""
+        """The value stored for `path` at `identity`; hits and misses count descriptors
+        (archive.yaml: its parsed YAML; item.yaml, keyed 'item:': its validated item)."""
         entry = self.entries.get(path)
-        counted = not path.startswith("item:")
         if entry is not None and entry[0] == identity:
-            self.hits += counted
+            self.hits += 1
             return entry[1]
-        self.misses += counted
+        self.misses += 1
         return _MISSING
 
     def put(self, path: str, identity: tuple[int, int, int], value: Any) -> None:
@@ -99,7 +99,8 @@ class CrawlCache:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         temporary = self.path.with_name(self.path.name + f".{os.getpid()}.tmp")
         with open(temporary, "wb") as handle:
-            pickle.dump((CACHE_VERSION, self.entries), handle, protocol=pickle.HIGHEST_PROTOCOL)
+            pickle.dump(CACHE_VERSION, handle, protocol=pickle.HIGHEST_PROTOCOL)
+            dump_mapping(handle, self.entries)  # in chunks: one pickle's memo would double the peak
         os.replace(temporary, self.path)
 
 
@@ -222,24 +223,37 @@ def read_repository(root: Path, archive: str, relative: str, cache: CrawlCache |
     problems: list[Problem] = []
     descriptor = os.path.join(directory, "item.yaml")
     try:
-        raw = load_yaml(Path(descriptor), cache)
-    except _YamlProblem as problem:
-        return None, [Problem(archive, f"{relative}/item.yaml", "", problem.found, "a YAML mapping (archive-format.md, item.yaml)")]
+        st = os.stat(descriptor)
     except OSError as error:
-        return None, [Problem(archive, f"{relative}/item.yaml", "", f"an unreadable file ({error.strerror})", "a readable item.yaml")]
+        return None, [_unreadable(archive, relative, error)]
     files, newest = _doc_files(os.path.join(directory, "doc"), root_real, problems, archive, str(root))
-    if (isinstance(raw, dict) and raw.get("state") == "Deleted") or not files:
-        newest = os.stat(descriptor).st_mtime  # a removal is dated by its descriptor
-    fallback = _utc(newest)
-    # validating costs more than walking: keep the result while descriptor and doc/ stay
-    identity = (os.stat(descriptor).st_mtime_ns, files, fallback, archive)
+    # parsing and validating cost more than walking: the outcome is kept while the
+    # descriptor and doc/ stay as they were (no parsed YAML is kept: only the item)
+    identity = ((st.st_ino, st.st_size, st.st_mtime_ns), files, newest, archive)
     validated = cache.get("item:" + descriptor, identity) if cache is not None else _MISSING
     if validated is _MISSING:
-        validated = read_item(archive, relative, raw, files, fallback)
+        try:
+            validated = _validated(archive, relative, descriptor, st, files, newest)
+        except OSError as error:
+            return None, [_unreadable(archive, relative, error)]
         if cache is not None:
             cache.put("item:" + descriptor, identity, validated)
     item, item_problems = validated
     return item, problems + item_problems
+
+
+def _validated(archive: str, relative: str, descriptor: str, st: os.stat_result, files: tuple, newest: float) -> tuple[Item | None, list[Problem]]:
+    """read_item of the descriptor, or the problem of its YAML."""
+    raw = _parse_yaml(Path(descriptor))
+    if isinstance(raw, _YamlError):
+        return None, [Problem(archive, f"{relative}/item.yaml", "", raw.found, "a YAML mapping (archive-format.md, item.yaml)")]
+    if (isinstance(raw, dict) and raw.get("state") == "Deleted") or not files:
+        newest = st.st_mtime  # a removal is dated by its descriptor
+    return read_item(archive, relative, raw, files, _utc(newest))
+
+
+def _unreadable(archive: str, relative: str, error: OSError) -> Problem:
+    return Problem(archive, f"{relative}/item.yaml", "", f"an unreadable file ({error.strerror})", "a readable item.yaml")
 
 
 def crawl_archive(root: Path | str, cache: CrawlCache | None = None, progress: Callable[[int], None] | None = None) -> Archive:

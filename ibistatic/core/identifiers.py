@@ -66,6 +66,14 @@ IBIP_CHARACTER = "an IBIp letter or digit (2-9, or A-Z but I, O, V, Y, Z)"
 END = "end of input"
 
 
+def pickled_as_call(self) -> tuple:
+    """``__reduce__`` of a slotted dataclass: pickled as a call of its constructor with
+    its fields in order, which dumps and loads twice as fast as the getstate/setstate
+    pair dataclasses provide (the crawl cache and the build state hold 100,000s)."""
+    cls = type(self)
+    return cls, tuple([getattr(self, name) for name in cls.__match_args__])
+
+
 @dataclass(frozen=True, eq=False, slots=True)
 class RepositoryName:
     """An IBI written from a host name: ``subdomain/word[.port]/year/month.day.hour.minute[...]``."""
@@ -103,6 +111,8 @@ class RepositoryName:
     def __hash__(self) -> int:
         return hash((RepositoryName, self.key))
 
+    __reduce__ = pickled_as_call
+
     def __str__(self) -> str:
         return self.text
 
@@ -128,6 +138,8 @@ class Ibip:
 
     def __hash__(self) -> int:
         return hash((Ibip, self.key))
+
+    __reduce__ = pickled_as_call
 
     def __str__(self) -> str:
         return self.text

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from urllib.parse import quote
 
-from .identifiers import Ibi, Ibip, RepositoryName
+from .identifiers import Ibi, Ibip, RepositoryName, pickled_as_call
 from .relations import Relation
 
 __all__ = [
@@ -89,6 +89,8 @@ class Item:
     dublin_core: tuple[tuple[str, tuple[str, ...]], ...] = ()
     transferable: bool = True
     files: tuple[str, ...] = field(default=(), compare=False)
+
+    __reduce__ = pickled_as_call
 
     @property
     def key(self) -> str:

@@ -11,7 +11,7 @@ import json
 import math
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from ..archive.load import LoadedArchives
@@ -19,7 +19,7 @@ from ..core.properties import item_urls
 from .records import FORMAT, VERSION, archive_record, item_record
 from .sharding import shard_name
 
-__all__ = ["write_index", "dumps", "KEYS_PER_SHARD"]
+__all__ = ["write_index", "index_files", "encoded_record", "precomputed_answers", "dumps", "KEYS_PER_SHARD"]
 
 KEYS_PER_SHARD = 256
 OPEN_TRANSLATION = re.compile(r"\+(?!\()")  # a '+' without a language
@@ -40,14 +40,19 @@ def record_of(view, item) -> dict:
     return item_record(item) | {"urls": item_urls(view, item)}
 
 
-def _records_by_key(loaded: LoadedArchives) -> dict[str, list[dict]]:
-    by_key: dict[str, list[dict]] = {}
+def encoded_record(view, item) -> tuple[str, bytes]:
+    """(archive, the JSON bytes of record_of): how index_files takes records."""
+    return item.archive, dumps(record_of(view, item))
+
+
+def _records_by_key(loaded: LoadedArchives) -> dict[str, list[tuple[str, bytes]]]:
+    by_key: dict[str, list] = {}
     for view in loaded.views():
-        records: dict[int, dict] = {}  # an item answers to two keys: one record
+        records: dict[int, tuple] = {}  # an item answers to two keys: one record
         for key, item in view.items.items():
             record = records.get(id(item))
             if record is None:
-                record = records[id(item)] = record_of(view, item)
+                record = records[id(item)] = encoded_record(view, item)
             by_key.setdefault(key, []).append(record)
     return by_key
 
@@ -81,34 +86,46 @@ def group_by_shard(by_key: dict, digits: int) -> dict[str, dict]:
 
 def index_files(
     loaded: LoadedArchives,
-    records: dict[str, list],
-    answers: dict[str, dict],
+    records: Mapping[str, Sequence[tuple[str, bytes]]],
+    answers: Mapping[str, bytes],
     digits: int,
     unchanged: Callable[[str], str | None] = lambda relative: None,
-) -> list[tuple[str, bytes | None, str]]:
-    """Every file of the index: (path inside the index folder, bytes, sha256).
+    unpack: Callable[[bytes], bytes] = lambda data: data,
+) -> Iterator[tuple[str, bytes | None, str]]:
+    """Every file of the index, one at a time: (path inside the index folder, bytes, sha256).
 
-    A shard for which `unchanged(path)` gives a digest is not serialized again (its
-    bytes are None): an update rewrites only the shards it touched.
+    `records`: key -> its (archive, encoded record) in the Archives' order; `answers`:
+    key -> its encoded precomputed answers ({modifier: row}).  Values arrive encoded
+    (``dumps``) so that a large build keeps bytes, not trees of dicts; a shard is their
+    join, byte for byte what ``dumps`` gives for the whole shard.  A shard for which
+    `unchanged(path)` gives a digest is not made again (its bytes are None): an update
+    rewrites only the shards it touched.  `unpack` turns each value as given into its
+    JSON bytes (the publisher keeps them compressed).
     """
-    files = []
     checksums: dict[str, dict] = {"shards": {}, "answers": {}}
     shard_count = 0
+    encoders = {"shards": lambda rows: b"[" + b",".join(unpack(record) for _, record in rows) + b"]", "answers": unpack}
     for kind, by_key in (("shards", records), ("answers", answers)):
         groups = group_by_shard(by_key, digits)
         if kind == "shards":
             shard_count = len(groups)
+        encode = encoders[kind]
         for name, group in sorted(groups.items()):
             relative = f"{kind}/{name}.json"
             digest = unchanged(relative)
-            data = None if digest else dumps(group)
+            data = None if digest else _object_bytes((key, encode(value)) for key, value in group.items())
             digest = digest or hashlib.sha256(data).hexdigest()
-            files.append((relative, data, digest))
+            yield relative, data, digest
             checksums[kind][name] = {"keys": len(group), "sha256": digest}
     for relative, value in (("checksums.json", checksums), ("manifest.json", manifest_of(loaded, digits, len(records), shard_count))):
         data = dumps(value)
-        files.append((relative, data, hashlib.sha256(data).hexdigest()))
-    return files
+        yield relative, data, hashlib.sha256(data).hexdigest()
+
+
+def _object_bytes(members: Iterable[tuple[str, bytes]]) -> bytes:
+    """A JSON object from (key, encoded value) in order: ``dumps`` of the dict, when the
+    keys come sorted."""
+    return b"{" + b",".join(dumps(key) + b":" + value for key, value in members) + b"}"
 
 
 def write_index(loaded: LoadedArchives, directory: Path | str, targets=None) -> dict:
@@ -121,11 +138,13 @@ def write_index(loaded: LoadedArchives, directory: Path | str, targets=None) -> 
         from ..site.targets import page_targets
 
         targets = page_targets(loaded)
-    files = index_files(loaded, records, precomputed_answers(targets), shard_digits(len(records)))
-    for relative, data, _ in files:
+    answers = {key: dumps(value) for key, value in precomputed_answers(targets).items()}
+    manifest = b""
+    for relative, data, _ in index_files(loaded, records, answers, shard_digits(len(records))):
         (directory / relative).parent.mkdir(parents=True, exist_ok=True)
         _write(directory / relative, data)
-    return json.loads(files[-1][1])
+        manifest = data
+    return json.loads(manifest)
 
 
 def manifest_of(loaded: LoadedArchives, digits: int, keys: int, shard_count: int) -> dict:

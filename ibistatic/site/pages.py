@@ -305,25 +305,25 @@ def _metadata(site: Site, writer, item, urls: dict, common: dict) -> int:
     return written
 
 
-def landing(site: Site, loaded, targets: Sequence) -> str:
+def landing(site: Site, loaded, published: Sequence) -> str:
     counts: dict[str, Counter] = {info.name: Counter() for info in loaded.infos}
     keys: set[str] = set()
     for item in loaded.holdings.all_items():
         counts[item.archive][item.state] += 1
         keys.update(item.keys())
     archives = [{"name": info.name, "address": info.address, "counts": counts[info.name]} for info in loaded.infos]
-    example = next((t.ibi for t in targets if t.resolution.url is not None), None)
+    example = next((t.ibi for t in published if t.url is not None), None)
     return site.render(
         "landing.html", archives=archives, states=("Original", "Copy", "Deleted"),
-        items=sum(sum(c.values()) for c in counts.values()), keys=len(keys), urls=len(targets),
+        items=sum(sum(c.values()) for c in counts.values()), keys=len(keys), urls=len(published),
         example=persistent_url(site.site_url, example + "!:(oai_dc)") if example else None,
     )
 
 
-def sitemaps(site: Site, targets: Sequence, writer, limit: int) -> int:
+def sitemaps(site: Site, published: Sequence, writer, limit: int) -> int:
     """sitemap.xml: every emitted persistent URL that redirects (alert pages are noindex);
     past `limit` URLs, sitemap.xml is an index of sitemaps/<n>.xml."""
-    urls = [persistent_url(site.site_url, t.path) for t in targets if t.resolution.url is not None]
+    urls = [persistent_url(site.site_url, t.path) for t in published if t.url is not None]
     if len(urls) <= limit:
         return int(writer.write("sitemap.xml", site.render("sitemap.xml", urls=urls)))
     parts = [urls[start:start + limit] for start in range(0, len(urls), limit)]
@@ -358,8 +358,8 @@ def item_pages(site: Site, writer, item, urls: dict) -> None:
     _metadata(site, writer, item, urls, common)
 
 
-def site_wide_pages(site: Site, loaded, targets: Sequence, writer) -> None:
-    """404.html, the landing page and the sitemap(s)."""
+def site_wide_pages(site: Site, loaded, published: Sequence, writer) -> None:
+    """404.html, the landing page and the sitemap(s), given every PublishedUrl."""
     writer.write("404.html", site.render("404.html", config=script_json({"base": site.base, "site": site.site_url})))
-    writer.write("index.html", landing(site, loaded, targets))
-    sitemaps(site, targets, writer, SITEMAP_LIMIT)
+    writer.write("index.html", landing(site, loaded, published))
+    sitemaps(site, published, writer, SITEMAP_LIMIT)

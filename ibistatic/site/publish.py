@@ -18,12 +18,13 @@ resolution only ever consults items reachable that way.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 import pickle
-import tempfile
 import time
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+import zlib
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from .. import forked
@@ -31,15 +32,17 @@ from ..archive.crawl import CrawlCache
 from ..archive.load import LoadedArchives, load_archives
 from ..config import SiteConfig
 from ..errors import Problem
-from ..index.writer import index_files, precomputed_answers, record_of, shard_digits
+from ..pickles import dump_mapping, load_mapping
+from ..index.writer import dumps, encoded_record, index_files, precomputed_answers, shard_digits
 from ..index.sharding import shard_name
 from .swap import publish_tree, remove_stale, staging_path
 
 __all__ = ["Publisher", "BuildReport", "STATE_VERSION"]
 
-STATE_VERSION = 4
+STATE_VERSION = 5
 #: items from which a full build resolves and renders in forked processes (ibistatic.forked)
 PARALLEL_ITEMS = 5000
+DIGEST_SIZE = 16
 JOURNAL = ".ibistatic-updating"  # present in the output while an update is being applied
 
 
@@ -72,20 +75,43 @@ class _State:
 
     fingerprint: tuple
     items: dict[str, tuple]  # repository key -> ((item, files), ...) over the Archives, in order
-    targets: dict[str, list]  # repository key -> its PageTargets
-    records: dict[str, list]  # index key -> item records
-    answers: dict[str, dict]  # repository key -> {index key -> precomputed answers}
-    digests: dict[str, str]  # relative path -> sha256 of the file's bytes
+    published: dict[str, tuple]  # repository key -> its PublishedUrls (the pages it has)
+    #: index key -> [(archive, packed item record)] in the Archives' order
+    records: dict[str, list]
+    answers: dict[str, dict]  # repository key -> {index key -> packed precomputed answers}
+    digests: dict[str, bytes]  # relative path -> _digest of the file's bytes
     digits: int = 1
     item_files: dict[str, list] = field(default_factory=dict)  # repository key -> its file-list/metadata pages
     #: index key named by a reference (next-edition, metadata, translations) -> the
     #: repository keys of the items naming it: who must be rendered again when it changes
     reverse: dict[str, frozenset[str]] = field(default_factory=dict)
     key_count: int = 0  # distinct index keys of `items`
+    #: index file (path inside index/) -> the sha256 checksums.json lists for it
+    checksums: dict[str, str] = field(default_factory=dict)
 
 
-def _digest(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
+#: the _State fields saved in chunks (ibistatic.pickles)
+_LARGE_FIELDS = ("items", "published", "records", "answers", "digests", "item_files", "reverse")
+
+
+@dataclass
+class _Rendered:
+    """What rendering a set of items gives back (from a forked worker: pickled, so
+    plain tuples, strings and bytes rather than targets, items or resolutions)."""
+
+    published: dict[str, tuple] = field(default_factory=dict)  # repository key -> PublishedUrls
+    answers: dict[str, dict] = field(default_factory=dict)  # repository key -> {index key -> packed answers}
+    records: dict[str, list] = field(default_factory=dict)  # repository key -> [(index key, archive, packed record)]
+    item_files: dict[str, list] = field(default_factory=dict)  # repository key -> its file-list/metadata pages
+    digests: dict[str, bytes] = field(default_factory=dict)
+    written: int = 0
+    files: dict[str, bytes] = field(default_factory=dict)  # when not written straight to disk
+
+
+def _digest(data: bytes) -> bytes:
+    """What tells a file's bytes from the last build's: 16 bytes of their sha256 (a
+    100,000-item site keeps 700,000 of these; hex strings would take 44 MiB more)."""
+    return hashlib.sha256(data).digest()[:DIGEST_SIZE]
 
 
 def _fingerprint(config: SiteConfig, loaded: LoadedArchives) -> tuple:
@@ -181,11 +207,11 @@ class _Output:
     memory (a full build into its staging tree: memory stays flat however large the site).
     """
 
-    def __init__(self, digests: dict[str, str], direct: Path | None = None) -> None:
+    def __init__(self, digests: dict[str, bytes], direct: Path | None = None) -> None:
         self.old = digests
         self.direct = str(direct) if direct is not None else None
         self.files: dict[str, bytes] = {}
-        self.digests: dict[str, str] = {}
+        self.digests: dict[str, bytes] = {}
         self.written = 0
         self._made: set[str] = set()
 
@@ -204,6 +230,29 @@ class _Output:
             _make_directory(directory)
             self._made.add(directory)
         _write_new(path, data)
+
+    def put_lines(self, relative: str, lines: Iterable[str]) -> None:
+        """A large text file, one line after another; straight into the staging tree a
+        batch of lines at a time (never whole in memory), else as put()."""
+        if self.direct is None:  # an update: compared with the last digest first
+            self.put(relative, "".join(line + "\n" for line in lines))
+            return
+        digest = hashlib.sha256()
+        path = os.path.join(self.direct, *relative.split("/"))
+        _make_directory(os.path.dirname(path))
+        with open(path, "wb") as handle:
+            for batch in _batched(lines, 10000):
+                data = "".join(line + "\n" for line in batch).encode("utf-8")
+                digest.update(data)
+                handle.write(data)
+        self.digests[relative] = digest.digest()[:DIGEST_SIZE]
+        self.written += 1
+
+
+def _batched(iterable: Iterable, size: int) -> Iterator[tuple]:
+    iterator = iter(iterable)
+    while batch := tuple(itertools.islice(iterator, size)):
+        yield batch
 
 
 def _make_directory(directory: str) -> None:
@@ -391,87 +440,98 @@ class Publisher:
 
     def _generate(self, loaded, state: _State, items: dict, affected: set[str], changed: set[str], direct: Path | None = None) -> _Output:
         from . import pages
-        from .hostfiles import write_host_files
+        from .hostfiles import host_files, host_rules, limit_warnings
 
         output = _Output(state.digests, direct)
         site = pages.Site(self.config)
-        # the affected items: targets (resolution) and their pages, over the cores
-        for key in affected:
-            state.targets.pop(key, None)
-        wanted = sorted(key for key in affected if key in items)
-        for targets, digests, written, files, item_files in self._render_shares(loaded, items, wanted, state.digests, direct):
-            state.targets.update(targets)
-            state.item_files.update(item_files)
-            output.digests.update(digests)
-            output.files.update(files)
-            output.written += written
-        for key in affected:
-            if key not in items:
-                state.item_files.pop(key, None)
+        # the affected items' pages: resolution and rendering, over the cores
+        rendered = _Rendered()
+        for part in self._render_shares(loaded, items, sorted(key for key in affected if key in items), changed, state.digests, direct):
+            _absorb(output, part)
+            _merge(rendered, part)
+            del part  # before the next is read: one worker's result at a time in memory
         if direct is None:  # an update: the changed items' pages go live first
             _replace_files(self.config.output, output.files, order=_publication_order)
             output.files.clear()
         writer = _PagesWriter(output)
         writer.written.update(output.digests)
-        # the other items' pages are unchanged: their digests carry over
-        for key in sorted(state.targets):
-            if key not in affected:
-                for target in state.targets[key]:
-                    relative = target.path + "/index.html"
-                    if not _carry(output, writer, relative):
-                        writer.write(relative, pages.target_page(site, target))
-        self._carry_item_pages(site, loaded, items, affected, state, writer, output)
-        all_targets = [t for key in sorted(state.targets) for t in state.targets[key]]
+        # the other items' pages are unchanged: their digests carry over, unless the
+        # last build's digests miss some (a state older than its output): made again
+        uncovered = sorted(key for key in items.keys() - affected if not _carried(state, key, output, writer))
+        if uncovered:
+            again = self._render_items(loaded, items, uncovered, set(), _Output(state.digests, direct))
+            _absorb(output, again)
+            _merge(rendered, again)
+        for key in affected.union(uncovered):
+            for table in (state.published, state.item_files):
+                table.pop(key, None)
+        state.published.update(rendered.published)
+        state.item_files.update(rendered.item_files)
         # index records and answers of the changed / affected keys
         self.progress.phase("index and site-wide files")
         touched_shards: set[str] = set()
-        self._refresh_records(loaded, state, items, changed, touched_shards)
-        self._refresh_answers(state, affected, touched_shards)
+        self._refresh_records(loaded, state, changed, rendered.records, touched_shards)
+        self._refresh_answers(state, affected.union(uncovered), rendered.answers, touched_shards)
+        del rendered
         self._index_files(loaded, state, touched_shards, output)
-        pages.site_wide_pages(site, loaded, all_targets, writer)
-        with tempfile.TemporaryDirectory() as scratch:
-            self.warnings = write_host_files(self.config, all_targets, Path(scratch))
-            for path in sorted(Path(scratch).rglob("*")):
-                if path.is_file():
-                    output.put(path.relative_to(scratch).as_posix(), path.read_bytes())
+        published = [url for key in sorted(state.published) for url in state.published[key]]
+        pages.site_wide_pages(site, loaded, published, writer)
+        rules = host_rules(published)
+        del published
+        for relative, lines in host_files(self.config, rules):
+            output.put_lines(relative, lines)
+        self.warnings = limit_warnings(rules)
         self.pages = len(writer.written)
         return output
 
-    def _render_shares(self, loaded, items: dict, keys: list[str], old: dict[str, str], direct: Path | None):
-        """(targets by key, digests, files written, files kept) of `keys`: in forked
-        processes when there are many and the pages go straight to disk, else here."""
+    def _render_shares(self, loaded, items: dict, keys: list[str], changed: set[str], old: dict[str, str], direct: Path | None) -> Iterable[_Rendered]:
+        """What rendering `keys` gives: in forked processes when there are many and the
+        pages go straight to disk, else here."""
         self.progress.phase("resolving and rendering", len(keys))
         if direct is None or len(keys) < PARALLEL_ITEMS or not forked.available():
-            return [self._render_items(loaded, items, keys, _Output(old, direct))]
+            return [self._render_items(loaded, items, keys, changed, _Output(old, direct))]
 
-        def share_of(share: int, done):
-            targets, *rest = self._render_items(loaded, items, keys[share::forked.WORKERS], _Output({}, direct), done)
-            # the parent has the items: sending them back would make a second copy of each
-            return (_without_items(targets), *rest)
+        def share_of(share: int, done) -> _Rendered:
+            return self._render_items(loaded, items, keys[share::forked.WORKERS], changed, _Output({}, direct), done)
 
-        results = forked.run_shares(share_of, self.progress.update)
-        return [(_with_items(targets, items), *rest) for targets, *rest in results]
+        return forked.run_shares(share_of, self.progress.update)
 
-    def _render_items(self, loaded, items: dict, keys: list[str], output: _Output, done=None):
-        """Resolve and render the pages of the items `keys` into `output`; `done` is a
-        shared counter of items finished (forked workers), else the progress bar."""
+    def _render_items(self, loaded, items: dict, keys: list[str], changed: set[str], output: _Output, done=None) -> _Rendered:
+        """Resolve and render the pages of the items `keys` into `output`, with their
+        answers, and the index records of those in `changed`; `done` is a shared
+        counter of items finished (forked workers), else the progress bar."""
         from . import pages
-        from .targets import page_targets
+        from .targets import page_targets, published_url
 
         site = pages.Site(self.config)
-        targets: dict[str, list] = {}
+        rendered = _Rendered()
+        targets_of: dict[str, list] = {}
         writer = _PagesWriter(output)
         first_holders = [items[key][0][0] for key in keys]
         for target in page_targets(loaded, self.config.modifiers, loaded.views(), first_holders=first_holders):
-            if target.item.key not in targets:
-                if done is not None:
-                    forked.count(done, 1)
-                else:
-                    self.progress.advance()
-            targets.setdefault(target.item.key, []).append(target)
+            key = target.item.key
+            if key not in targets_of:
+                self._item_done(done)
+            targets_of.setdefault(key, []).append(target)
             writer.write(target.path + "/index.html", pages.target_page(site, target))
-        item_files = self._item_pages(site, loaded, {key: items[key] for key in keys}, writer)
-        return targets, output.digests, output.written, output.files, item_files
+        for key, targets in targets_of.items():
+            rendered.published[key] = tuple(published_url(target) for target in targets)
+            answers = precomputed_answers(targets)
+            if answers:
+                rendered.answers[key] = {index_key: _pack(dumps(value)) for index_key, value in answers.items()}
+        rendered.item_files = self._item_pages(site, loaded, {key: items[key] for key in keys}, writer)
+        views = {view.info.name: view for view in loaded.views()}
+        for key in keys:
+            if key in changed:
+                rendered.records[key] = _records_of(loaded, views, items[key])
+        rendered.digests, rendered.written, rendered.files = output.digests, output.written, output.files
+        return rendered
+
+    def _item_done(self, done) -> None:
+        if done is not None:
+            forked.count(done, 1)
+        else:
+            self.progress.advance()
 
     def _item_pages(self, site, loaded, items: dict, writer) -> dict[str, list[str]]:
         """File-list and metadata pages of `items`; returns the pages each one has."""
@@ -490,54 +550,47 @@ class Publisher:
                 written.setdefault(key, []).extend(sorted(writer.order[first:]))
         return written
 
-    def _carry_item_pages(self, site, loaded, items: dict, affected: set[str], state: _State, writer, output) -> None:
-        """The unaffected items' file-list and metadata pages keep their digests."""
-        stale = {}
-        for key in items.keys() - affected:
-            if not all(_carry(output, writer, relative) for relative in state.item_files.get(key, ())):
-                stale[key] = items[key]
-        if stale:  # files the state does not know: make them again
-            state.item_files.update(self._item_pages(site, loaded, stale, writer))
-
-    def _refresh_records(self, loaded, state: _State, items: dict, changed: set[str], touched: set[str]) -> None:
-        views = {view.info.name: view for view in loaded.views()}
+    def _refresh_records(self, loaded, state: _State, changed: set[str], fresh: dict[str, list], touched: set[str]) -> None:
+        """state.records with those of the `changed` repositories replaced by `fresh`
+        (repository key -> [(index key, archive, encoded record)])."""
         old_keys = {k for key in changed for item, _ in state.items.get(key, ()) for k in item.keys()}
-        new_keys = {k for key in changed for item, _ in items.get(key, ()) for k in item.keys()}
+        new_keys = {index_key for key in changed for index_key, _, _ in fresh.get(key, ())}
         for key in old_keys | new_keys:
             state.records.pop(key, None)
             touched.add(shard_name(key, state.digits))
         for key in sorted(changed):
-            for item, _ in items.get(key, ()):
-                record = record_of(views[item.archive], item)
-                for index_key in item.keys():
-                    if loaded.holdings.by_archive[item.archive].get(index_key) is item:
-                        state.records.setdefault(index_key, []).append(record)
+            for index_key, archive, record in fresh.get(key, ()):
+                state.records.setdefault(index_key, []).append((archive, record))
+        order = {info.name: n for n, info in enumerate(loaded.infos)}
         for key in new_keys:  # keep the Archives' order, whatever order changes came in
-            if key in state.records:
-                order = {info.name: n for n, info in enumerate(loaded.infos)}
-                state.records[key].sort(key=lambda r: order[r["archive"]])
+            if len(state.records[key]) > 1:
+                state.records[key].sort(key=lambda row: order[row[0]])
 
-    def _refresh_answers(self, state: _State, affected: set[str], touched: set[str]) -> None:
-        for key in affected:
+    def _refresh_answers(self, state: _State, rendered: set[str], fresh: dict[str, dict], touched: set[str]) -> None:
+        """state.answers with those of the `rendered` repositories replaced by `fresh`."""
+        for key in rendered:
             for index_key in state.answers.pop(key, {}):
                 touched.add(shard_name(index_key, state.digits))
-        for key in affected:
-            fresh = precomputed_answers(state.targets.get(key, ()))
-            if fresh:
-                state.answers[key] = fresh
-                touched.update(shard_name(index_key, state.digits) for index_key in fresh)
+        for key, answers in fresh.items():
+            state.answers[key] = answers
+            touched.update(shard_name(index_key, state.digits) for index_key in answers)
 
     def _index_files(self, loaded, state: _State, touched: set[str], output: _Output) -> None:
         answers = {key: value for by_key in state.answers.values() for key, value in by_key.items()}
 
         def unchanged(relative: str) -> str | None:
-            return None if Path(relative).stem in touched else state.digests.get("index/" + relative)
+            if Path(relative).stem in touched or "index/" + relative not in state.digests:
+                return None
+            return state.checksums.get(relative)
 
-        for relative, data, digest in index_files(loaded, state.records, answers, state.digits, unchanged):
+        checksums = {}
+        for relative, data, checksum in index_files(loaded, state.records, answers, state.digits, unchanged, zlib.decompress):
+            checksums[relative] = checksum
             if data is None:
-                output.digests["index/" + relative] = digest
+                output.digests["index/" + relative] = state.digests["index/" + relative]
             else:
                 output.put("index/" + relative, data)
+        state.checksums = checksums
 
     # -- bookkeeping -------------------------------------------------------------------
 
@@ -556,14 +609,47 @@ class Publisher:
         )
 
 
-def _without_items(targets: dict[str, list]) -> dict[str, list]:
-    return {key: [replace(target, item=None) for target in found] for key, found in targets.items()}
+def _merge(into: _Rendered, part: _Rendered) -> None:
+    """What the state keeps of `part` (its files and digests go to the _Output)."""
+    for name in ("published", "answers", "records", "item_files"):
+        getattr(into, name).update(getattr(part, name))
 
 
-def _with_items(targets: dict[str, list], items: dict[str, tuple]) -> dict[str, list]:
-    """Targets from a worker, each given back the item it was rendered for (the first
-    Archive's, as page_targets takes it)."""
-    return {key: [replace(target, item=items[key][0][0]) for target in found] for key, found in targets.items()}
+def _records_of(loaded, views: dict, held: tuple) -> list[tuple[str, str, bytes]]:
+    """(index key, archive, packed record) of each item of one repository, for the
+    keys under which its Archive holds it (a key another repository won is left out)."""
+    rows = []
+    for item, _ in held:
+        record = None
+        for index_key in item.keys():
+            if loaded.holdings.by_archive[item.archive].get(index_key) is item:
+                if record is None:
+                    archive, data = encoded_record(views[item.archive], item)
+                    record = (archive, _pack(data))
+                rows.append((index_key, *record))
+    return rows
+
+
+def _pack(data: bytes) -> bytes:
+    """An index record or answer as the state keeps it: compressed (2-4 times smaller;
+    at 100,000 items they would otherwise be most of a build's memory)."""
+    return zlib.compress(data, 1)
+
+
+def _absorb(output: _Output, part: _Rendered) -> None:
+    """The files and digests of `part` into `output`."""
+    output.digests.update(part.digests)
+    output.files.update(part.files)
+    output.written += part.written
+
+
+def _carried(state: _State, key: str, output: _Output, writer: _PagesWriter) -> bool:
+    """Carry over the digests of the pages the last build wrote for the repository
+    `key`; False when it has none on record, or some are missing."""
+    if key not in state.published:
+        return False
+    paths = [url.path + "/index.html" for url in state.published[key]] + state.item_files.get(key, [])
+    return all([_carry(output, writer, relative) for relative in paths])
 
 
 def _key_count(items: dict[str, tuple]) -> int:
@@ -623,17 +709,26 @@ def _copy_assets(out: Path) -> None:
 
 
 def _save_state(path: Path, state: _State) -> None:
+    """The state as a series of pickles: the small fields, then each large one in chunks
+    (ibistatic.pickles)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(path.name + f".{os.getpid()}.tmp")
+    small = {f.name: getattr(state, f.name) for f in fields(state) if f.name not in _LARGE_FIELDS}
     with open(temporary, "wb") as handle:
-        pickle.dump(state, handle, protocol=pickle.HIGHEST_PROTOCOL)
+        pickle.dump((STATE_VERSION, small), handle, protocol=pickle.HIGHEST_PROTOCOL)
+        for name in _LARGE_FIELDS:
+            dump_mapping(handle, getattr(state, name))
     os.replace(temporary, path)
 
 
 def _load_state(path: Path) -> _State | None:
     try:
         with open(path, "rb") as handle:
-            state = pickle.load(handle)
+            version, values = pickle.load(handle)
+            if version != STATE_VERSION:
+                return None
+            for name in _LARGE_FIELDS:
+                values[name] = load_mapping(handle)
+            return _State(**values)
     except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ValueError, TypeError):
-        return None
-    return state if isinstance(state, _State) and state.fingerprint[0] == STATE_VERSION else None
+        return None  # no state, a damaged one or an older one: the next build is full

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from ..archive.load import LoadedArchives
 from ..core.model import Item
@@ -13,7 +14,7 @@ from ..core.properties import ArchiveView
 from ..core.relations import Relation, compositions, modifier_text, parse_modifier, relation_to_verb_list
 from ..core.resolution import Resolution, resolve
 
-__all__ = ["DEFAULT_MODIFIERS", "PageTarget", "emitted_modifiers", "page_targets", "item_languages"]
+__all__ = ["DEFAULT_MODIFIERS", "PageTarget", "PublishedUrl", "published_url", "emitted_modifiers", "page_targets", "item_languages"]
 
 #: Emitted by default for every IBI form: the bare URL, the last edition and the two
 #: metadata forms; everything else is answered by 404.html in the browser.
@@ -30,6 +31,36 @@ class PageTarget:
     #: for modifiers with a language-less '+': language tag -> resolution when that
     #: language is the browser's preference (the browser picks; `resolution` is the fallback)
     negotiation: tuple[tuple[str, Resolution], ...] = field(default=())
+
+
+class PublishedUrl(NamedTuple):
+    """What the site-wide files (host redirect files, sitemap, landing page) need of a
+    page target once its page is written: a plain tuple, so that a large site's build
+    keeps these and not every target's item and resolution."""
+
+    ibi: str  # as written
+    modifier: str
+    canonical: str  # the canonical case of `ibi` (repository name lower case, IBIp upper case)
+    url: str | None  # where the persistent URL leads without Accept-Language; None for an alert
+    alert: str | None
+
+    @property
+    def path(self) -> str:
+        """As PageTarget.path (made when asked: one string less to keep per URL)."""
+        return self.ibi + self.modifier
+
+
+def published_url(target: PageTarget) -> PublishedUrl:
+    item, ibi = target.item, target.ibi
+    canonical = next((form.key for form in (item.repository, item.ibip) if form is not None and form.text == ibi), None)
+    if canonical is None:
+        from ..core.identifiers import ibi_key
+
+        canonical = ibi_key(ibi)
+    if canonical == ibi:
+        canonical = ibi  # one string object for both (a large site keeps millions of these)
+    resolution = target.resolution
+    return PublishedUrl(ibi, target.modifier, canonical, resolution.url, resolution.alert)
 
 
 def item_languages(item: Item) -> list[str]:

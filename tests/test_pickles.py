@@ -1,0 +1,40 @@
+"""ibistatic.pickles: large dicts saved in chunks, each a pickle of its own."""
+
+from __future__ import annotations
+
+import io
+import pickle
+
+import pytest
+
+from ibistatic.pickles import dump_mapping, load_mapping
+
+
+@pytest.mark.parametrize("size", [0, 1, 4, 5, 6, 17])
+def test_a_mapping_comes_back_whole_and_in_order(size):
+    mapping = {f"key-{n}": (n, "value" * n, b"\x00" * n) for n in range(size)}
+    handle = io.BytesIO()
+    dump_mapping(handle, mapping, chunk=5)
+    dump_mapping(handle, {"after": 1}, chunk=5)  # several mappings follow one another
+    handle.seek(0)
+    loaded = load_mapping(handle)
+    assert loaded == mapping and list(loaded) == list(mapping)
+    assert load_mapping(handle) == {"after": 1}
+
+
+def test_each_chunk_is_a_pickle_of_its_own():
+    handle = io.BytesIO()
+    dump_mapping(handle, {n: str(n) for n in range(12)}, chunk=5)
+    handle.seek(0)
+    chunks = []
+    while (chunk := pickle.load(handle)) is not None:
+        chunks.append(chunk)
+    assert [len(chunk) for chunk in chunks] == [5, 5, 2]
+
+
+def test_a_truncated_file_is_an_error_not_a_shorter_mapping():
+    handle = io.BytesIO()
+    dump_mapping(handle, {n: str(n) for n in range(12)}, chunk=5)
+    truncated = io.BytesIO(handle.getvalue()[: len(handle.getvalue()) // 2])
+    with pytest.raises((EOFError, pickle.UnpicklingError)):
+        load_mapping(truncated)
