@@ -39,7 +39,7 @@ from .swap import publish_tree, remove_stale, staging_path
 
 __all__ = ["Publisher", "BuildReport", "STATE_VERSION"]
 
-STATE_VERSION = 5
+STATE_VERSION = 6
 #: items from which a full build resolves and renders in forked processes (ibistatic.forked)
 PARALLEL_ITEMS = 5000
 DIGEST_SIZE = 16
@@ -88,6 +88,8 @@ class _State:
     key_count: int = 0  # distinct index keys of `items`
     #: index file (path inside index/) -> the sha256 checksums.json lists for it
     checksums: dict[str, str] = field(default_factory=dict)
+    #: the files not of one item (index, 404, landing page, sitemaps, host files)
+    site_files: tuple[str, ...] = ()
 
 
 #: the _State fields saved in chunks (ibistatic.pickles)
@@ -214,10 +216,23 @@ class _Output:
         self.digests: dict[str, bytes] = {}
         self.written = 0
         self._made: set[str] = set()
+        #: the files put since site_wide_phase(): those of no single item
+        self.site_wide: list[str] | None = None
+
+    def site_wide_phase(self) -> None:
+        self.site_wide = []
+
+    def keep(self, relative: str, digest: bytes) -> None:
+        """An unchanged file, not made again: its digest carries over."""
+        self.digests[relative] = digest
+        if self.site_wide is not None:
+            self.site_wide.append(relative)
 
     def put(self, relative: str, data: bytes | str) -> None:
         data = data.encode("utf-8") if isinstance(data, str) else data
         self.digests[relative] = _digest(data)
+        if self.site_wide is not None:
+            self.site_wide.append(relative)
         if self.old.get(relative) == self.digests[relative]:
             return
         self.written += 1
@@ -245,7 +260,7 @@ class _Output:
                 data = "".join(line + "\n" for line in batch).encode("utf-8")
                 digest.update(data)
                 handle.write(data)
-        self.digests[relative] = digest.digest()[:DIGEST_SIZE]
+        self.keep(relative, digest.digest()[:DIGEST_SIZE])
         self.written += 1
 
 
@@ -443,6 +458,7 @@ class Publisher:
         from .hostfiles import host_files, host_rules, limit_warnings
 
         output = _Output(state.digests, direct)
+        output.digests = _carried(state, affected)
         site = pages.Site(self.config)
         # the affected items' pages: resolution and rendering, over the cores
         rendered = _Rendered()
@@ -455,23 +471,17 @@ class Publisher:
             output.files.clear()
         writer = _PagesWriter(output)
         writer.written.update(output.digests)
-        # the other items' pages are unchanged: their digests carry over, unless the
-        # last build's digests miss some (a state older than its output): made again
-        uncovered = sorted(key for key in items.keys() - affected if not _carried(state, key, output, writer))
-        if uncovered:
-            again = self._render_items(loaded, items, uncovered, set(), _Output(state.digests, direct))
-            _absorb(output, again)
-            _merge(rendered, again)
-        for key in affected.union(uncovered):
+        for key in affected:
             for table in (state.published, state.item_files):
                 table.pop(key, None)
         state.published.update(rendered.published)
         state.item_files.update(rendered.item_files)
         # index records and answers of the changed / affected keys
         self.progress.phase("index and site-wide files")
+        output.site_wide_phase()
         touched_shards: set[str] = set()
         self._refresh_records(loaded, state, changed, rendered.records, touched_shards)
-        self._refresh_answers(state, affected.union(uncovered), rendered.answers, touched_shards)
+        self._refresh_answers(state, affected, rendered.answers, touched_shards)
         del rendered
         self._index_files(loaded, state, touched_shards, output)
         published = [url for key in sorted(state.published) for url in state.published[key]]
@@ -587,7 +597,7 @@ class Publisher:
         for relative, data, checksum in index_files(loaded, state.records, answers, state.digits, unchanged, zlib.decompress):
             checksums[relative] = checksum
             if data is None:
-                output.digests["index/" + relative] = state.digests["index/" + relative]
+                output.keep("index/" + relative, state.digests["index/" + relative])
             else:
                 output.put("index/" + relative, data)
         state.checksums = checksums
@@ -597,6 +607,7 @@ class Publisher:
     def _remember(self, state: _State, items: dict, generated: _Output) -> None:
         state.items = items
         state.digests = generated.digests
+        state.site_files = tuple(generated.site_wide or ())
         self.state = state
         if self.persist:
             _save_state(self._state_path, state)
@@ -643,28 +654,26 @@ def _absorb(output: _Output, part: _Rendered) -> None:
     output.written += part.written
 
 
-def _carried(state: _State, key: str, output: _Output, writer: _PagesWriter) -> bool:
-    """Carry over the digests of the pages the last build wrote for the repository
-    `key`; False when it has none on record, or some are missing."""
-    if key not in state.published:
-        return False
-    paths = [url.path + "/index.html" for url in state.published[key]] + state.item_files.get(key, [])
-    return all([_carry(output, writer, relative) for relative in paths])
+def _carried(state: _State, affected: set[str]) -> dict[str, bytes]:
+    """The last build's digests of the files an update does not make again: every page
+    but the affected items' (those of the other items are unchanged, by the definition
+    of affected). One copy of the dict, not a look at each of 700,000 pages."""
+    digests = dict(state.digests)
+    for key in affected:
+        for relative in _pages_of(state, key):
+            digests.pop(relative, None)
+    for relative in state.site_files:
+        digests.pop(relative, None)
+    return digests
+
+
+def _pages_of(state: _State, key: str) -> list[str]:
+    """The pages the last build wrote for the repository `key`."""
+    return [url.path + "/index.html" for url in state.published.get(key, ())] + state.item_files.get(key, [])
 
 
 def _key_count(items: dict[str, tuple]) -> int:
     return len({k for held in items.values() for item, _ in held for k in item.keys()})
-
-
-def _carry(output: _Output, writer: _PagesWriter, relative: str) -> bool:
-    """An unchanged file: keep its digest, write nothing; False when there is none."""
-    if relative in writer.written:
-        return True
-    if relative not in output.old:
-        return False
-    writer.written.add(relative)
-    output.digests[relative] = output.old[relative]
-    return True
 
 
 def _publication_order(relative: str) -> tuple:
