@@ -458,7 +458,6 @@ class Publisher:
         from .hostfiles import host_files, host_rules, limit_warnings
 
         output = _Output(state.digests, direct)
-        output.digests = _carried(state, affected)
         site = pages.Site(self.config)
         # the affected items' pages: resolution and rendering, over the cores
         rendered = _Rendered()
@@ -469,6 +468,10 @@ class Publisher:
         if direct is None:  # an update: the changed items' pages go live first
             _replace_files(self.config.output, output.files, order=_publication_order)
             output.files.clear()
+        # the other items' pages are unchanged: their digests carry over
+        carried = _carried(state, affected)
+        carried.update(output.digests)
+        output.digests = carried
         writer = _PagesWriter(output)
         writer.written.update(output.digests)
         for key in affected:
@@ -657,7 +660,8 @@ def _absorb(output: _Output, part: _Rendered) -> None:
 def _carried(state: _State, affected: set[str]) -> dict[str, bytes]:
     """The last build's digests of the files an update does not make again: every page
     but the affected items' (those of the other items are unchanged, by the definition
-    of affected). One copy of the dict, not a look at each of 700,000 pages."""
+    of affected). One copy of the dict, not a look at each of 700,000 pages; made after
+    the changed pages are out (a dict with deletions copies slowly: 0.1 s at 100k items)."""
     digests = dict(state.digests)
     for key in affected:
         for relative in _pages_of(state, key):
