@@ -455,7 +455,6 @@ class Publisher:
 
     def _generate(self, loaded, state: _State, items: dict, affected: set[str], changed: set[str], direct: Path | None = None) -> _Output:
         from . import pages
-        from .hostfiles import host_files, host_rules, limit_warnings
 
         output = _Output(state.digests, direct)
         site = pages.Site(self.config)
@@ -487,6 +486,16 @@ class Publisher:
         self._refresh_answers(state, affected, rendered.answers, touched_shards)
         del rendered
         self._index_files(loaded, state, touched_shards, output)
+        self._site_wide(loaded, state, site, writer, output)
+        self.pages = len(writer.written)
+        return output
+
+    def _site_wide(self, loaded, state: _State, site, writer: _PagesWriter, output: _Output) -> None:
+        """404.html, the landing page, the sitemap(s) and the host redirect files, from
+        every published URL."""
+        from . import pages
+        from .hostfiles import host_files, host_rules, limit_warnings
+
         published = [url for key in sorted(state.published) for url in state.published[key]]
         pages.site_wide_pages(site, loaded, published, writer)
         rules = host_rules(published)
@@ -494,8 +503,6 @@ class Publisher:
         for relative, lines in host_files(self.config, rules):
             output.put_lines(relative, lines)
         self.warnings = limit_warnings(rules)
-        self.pages = len(writer.written)
-        return output
 
     def _render_shares(self, loaded, items: dict, keys: list[str], changed: set[str], old: dict[str, str], direct: Path | None) -> Iterable[_Rendered]:
         """What rendering `keys` gives: in forked processes when there are many and the
