@@ -23,7 +23,7 @@ __all__ = ["WORKERS", "available", "run_shares", "count"]
 
 WORKERS = 2
 
-_JOB: tuple | None = None  # (work, counter) for the workers: set just before the fork
+_JOB: tuple | None = None  # (work, counter, folder) for the workers: set just before the fork
 
 
 def available() -> bool:
