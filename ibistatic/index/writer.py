@@ -104,12 +104,14 @@ def index_files(
     """
     checksums: dict[str, dict] = {"shards": {}, "answers": {}}
     shard_count = 0
-    encoders = {"shards": lambda rows: b"[" + b",".join(unpack(record) for _, record in rows) + b"]", "answers": unpack}
-    for kind, by_key in (("shards", records), ("answers", answers)):
+
+    def record_list(rows) -> bytes:
+        return b"[" + b",".join(unpack(record) for _, record in rows) + b"]"
+
+    for kind, by_key, encode in (("shards", records, record_list), ("answers", answers, unpack)):
         groups = group_by_shard(by_key, digits)
         if kind == "shards":
             shard_count = len(groups)
-        encode = encoders[kind]
         for name, group in sorted(groups.items()):
             relative = f"{kind}/{name}.json"
             digest = unchanged(relative)

@@ -111,9 +111,13 @@ class _Rendered:
 
 
 def _digest(data: bytes) -> bytes:
+    return _kept(hashlib.sha256(data))
+
+
+def _kept(sha256) -> bytes:
     """What tells a file's bytes from the last build's: 16 bytes of their sha256 (a
     100,000-item site keeps 700,000 of these; hex strings would take 44 MiB more)."""
-    return hashlib.sha256(data).digest()[:DIGEST_SIZE]
+    return sha256.digest()[:DIGEST_SIZE]
 
 
 def _fingerprint(config: SiteConfig, loaded: LoadedArchives) -> tuple:
@@ -260,7 +264,7 @@ class _Output:
                 data = "".join(line + "\n" for line in batch).encode("utf-8")
                 digest.update(data)
                 handle.write(data)
-        self.keep(relative, digest.digest()[:DIGEST_SIZE])
+        self.keep(relative, _kept(digest))
         self.written += 1
 
 
@@ -540,10 +544,9 @@ class Publisher:
             if answers:
                 rendered.answers[key] = {index_key: _pack(dumps(value)) for index_key, value in answers.items()}
         rendered.item_files = self._item_pages(site, loaded, {key: items[key] for key in keys}, writer)
-        views = {view.info.name: view for view in loaded.views()}
         for key in keys:
             if key in changed:
-                rendered.records[key] = _records_of(loaded, views, items[key])
+                rendered.records[key] = _records_of(loaded, items[key])
         rendered.digests, rendered.written, rendered.files = output.digests, output.written, output.files
         return rendered
 
@@ -558,13 +561,12 @@ class Publisher:
         from ..core.properties import item_urls
         from . import pages
 
-        views = {view.info.name: view for view in loaded.views()}
         written: dict[str, list[str]] = {}
         for key in sorted(items):
             for item, _ in items[key]:
                 if item.state == "Deleted":
                     continue
-                urls = item_urls(views[item.archive], item)
+                urls = item_urls(loaded.view(item.archive), item)
                 first = len(writer.order)
                 pages.item_pages(site, writer, item, urls)
                 written.setdefault(key, []).extend(sorted(writer.order[first:]))
@@ -586,9 +588,9 @@ class Publisher:
             if len(state.records[key]) > 1:
                 state.records[key].sort(key=lambda row: order[row[0]])
 
-    def _refresh_answers(self, state: _State, rendered: set[str], fresh: dict[str, dict], touched: set[str]) -> None:
-        """state.answers with those of the `rendered` repositories replaced by `fresh`."""
-        for key in rendered:
+    def _refresh_answers(self, state: _State, affected: set[str], fresh: dict[str, dict], touched: set[str]) -> None:
+        """state.answers with those of the `affected` repositories replaced by `fresh`."""
+        for key in affected:
             for index_key in state.answers.pop(key, {}):
                 touched.add(shard_name(index_key, state.digits))
         for key, answers in fresh.items():
@@ -636,7 +638,7 @@ def _merge(into: _Rendered, part: _Rendered) -> None:
         getattr(into, name).update(getattr(part, name))
 
 
-def _records_of(loaded, views: dict, held: tuple) -> list[tuple[str, str, bytes]]:
+def _records_of(loaded, held: tuple) -> list[tuple[str, str, bytes]]:
     """(index key, archive, packed record) of each item of one repository, for the
     keys under which its Archive holds it (a key another repository won is left out)."""
     rows = []
@@ -645,7 +647,7 @@ def _records_of(loaded, views: dict, held: tuple) -> list[tuple[str, str, bytes]
         for index_key in item.keys():
             if loaded.holdings.by_archive[item.archive].get(index_key) is item:
                 if record is None:
-                    archive, data = encoded_record(views[item.archive], item)
+                    archive, data = encoded_record(loaded.view(item.archive), item)
                     record = (archive, _pack(data))
                 rows.append((index_key, *record))
     return rows
