@@ -47,7 +47,7 @@ class SiteConfig:
 
 def bundled_sample_config() -> Path:
     """The sample shipped in the source tree (the default of ``ibistatic build``)."""
-    return Path(__file__).resolve().parent.parent / "sample_archive" / CONFIG_NAME
+    return Path(__file__).resolve().parent / "sample_archive" / CONFIG_NAME
 
 
 def find_config(explicit: str | Path | None = None) -> Path:

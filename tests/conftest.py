@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-SAMPLE = ROOT / "sample_archive"
+SAMPLE = ROOT / "ibistatic" / "sample_archive"
 SITE_URL = "https://ibi.example.org/"
 
 

@@ -32,7 +32,7 @@ from urllib.parse import urlsplit
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
-SAMPLE = ROOT / "sample_archive"
+SAMPLE = ROOT / "ibistatic" / "sample_archive"
 SITE_HOST = "ibi.example.org"
 SITE_URL = f"http://{SITE_HOST}/"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")

@@ -36,7 +36,7 @@ from ibistatic.core.urls import build_persistent_url
 from ibistatic.resolver import Resolver
 
 ROOT = Path(__file__).resolve().parent.parent
-SAMPLE_CONFIG = ROOT / "sample_archive" / "ibistatic.yaml"
+SAMPLE_CONFIG = ROOT / "ibistatic" / "sample_archive" / "ibistatic.yaml"
 SITE_URL = "https://ibi.example.org/"
 HOSTILE = "sid.inpe.br/mtc-m19/2014/01.02.17.23.57"
 HOSTILE_TITLE = 'Mapa "São José" <2014> & outros'
@@ -228,7 +228,7 @@ def test_problems_are_listed(tmp_path):
 
 
 def test_catalog_at_the_root():
-    loaded = load_archives([ROOT / "sample_archive" / "mtc-m16c"], SITE_URL)
+    loaded = load_archives([ROOT / "ibistatic" / "sample_archive" / "mtc-m16c"], SITE_URL)
     pages = catalog_pages(loaded, ".")
     assert "index.md" in pages and "archives/mtc-m16c.md" in pages
     assert "[Back to the catalog](<../../../../index.md>)" in pages["items/sid.inpe.br/mtc-m18@80/2009/07.21.13.23.md"]
@@ -383,7 +383,7 @@ def test_nav_gets_the_catalog_when_the_users_nav_lacks_it(tmp_path):
 
 
 def test_archives_and_site_url_options(tmp_path):
-    archive = ROOT / "sample_archive" / "mtc-m16c"
+    archive = ROOT / "ibistatic" / "sample_archive" / "mtc-m16c"
     options = {"archives": [str(archive)], "site_url": "https://links.example.net", "path": "holdings"}
     project = _project(tmp_path / "p", options)
     result = _mkdocs(project, "build", "--strict")
@@ -407,7 +407,7 @@ OPTION_ERRORS = [
 
 @pytest.mark.parametrize("options, message", OPTION_ERRORS)
 def test_option_errors(tmp_path, options, message):
-    replace = {"ARCHIVE": str(ROOT / "sample_archive" / "mtc-m16c"), "CONFIG": str(SAMPLE_CONFIG)}
+    replace = {"ARCHIVE": str(ROOT / "ibistatic" / "sample_archive" / "mtc-m16c"), "CONFIG": str(SAMPLE_CONFIG)}
     options = {k: ([replace[v] for v in value] if isinstance(value, list) else replace[value]) for k, value in options.items()}
     result = _mkdocs(_project(tmp_path / "p", options), "build")
     assert result.returncode != 0

@@ -30,7 +30,7 @@ from ibistatic.core.relations import parse_modifier
 from ibistatic.core.urls import build_persistent_url
 
 ROOT = Path(__file__).resolve().parent.parent
-SAMPLE_CONFIG = ROOT / "sample_archive" / "ibistatic.yaml"
+SAMPLE_CONFIG = ROOT / "ibistatic" / "sample_archive" / "ibistatic.yaml"
 CHROMIUM = "/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else shutil.which("chromium")
 FLAGS = (
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

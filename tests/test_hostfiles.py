@@ -32,7 +32,7 @@ from ibistatic.site.hostfiles import (
     write_host_files,
 )
 
-SAMPLE = Path(__file__).resolve().parent.parent / "sample_archive"
+SAMPLE = Path(__file__).resolve().parent.parent / "ibistatic" / "sample_archive"
 SITE_URL = "http://ibi.example.org/"
 MODIFIERS = ["", "!", ":", ":(oai_dc)", "!:(oai_dc)", "+", "+(pt)"]
 M16C = "http://mtc-m16c.sid.inpe.br/col/"

@@ -36,7 +36,7 @@ from ibistatic.site.hostfiles import (
 
 pytestmark = pytest.mark.server
 
-SAMPLE = Path(__file__).resolve().parent.parent / "sample_archive"
+SAMPLE = Path(__file__).resolve().parent.parent / "ibistatic" / "sample_archive"
 SITE_URL = "http://127.0.0.1:8080/"
 SEARCH_PATH = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/usr/local/sbin", "/sbin"])
 NGINX = shutil.which("nginx", path=SEARCH_PATH)

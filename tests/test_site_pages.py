@@ -1,5 +1,5 @@
 """The static site's written files: redirect and alert pages, 404.html, metadata pages,
-file lists, landing page and sitemap (ibistatic/site/pages.py, site_src/).
+file lists, landing page and sitemap (ibistatic/site/pages.py, ibistatic/site_src/).
 
 The browser's view of the same site is in test_site_browser.py.
 """

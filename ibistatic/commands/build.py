@@ -11,7 +11,7 @@ def add_parser(subparsers) -> None:
         help="publish the static site and the JSON index",
         description="Crawl the configured Archives and publish the site and index. With no "
         "--config and no ibistatic.yaml in the current directory, publishes the bundled "
-        "sample_archive/ into ./site.",
+        "ibistatic/sample_archive/ into ./site.",
     )
     parser.add_argument("--config", metavar="FILE", help="the site configuration (default: ./ibistatic.yaml, else the bundled sample)")
     parser.add_argument("--output", metavar="DIR", help="where to publish (default: the configuration's output)")

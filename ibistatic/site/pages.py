@@ -57,7 +57,7 @@ __all__ = [
     "oai_dc_elements",
 ]
 
-SITE_SRC = Path(ibistatic.__file__).resolve().parent.parent / "site_src"
+SITE_SRC = Path(ibistatic.__file__).resolve().parent / "site_src"
 
 #: The 15 elements of the Dublin Core Metadata Element Set, in the order of the oai_dc schema.
 DC_ELEMENTS = (
