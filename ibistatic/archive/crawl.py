@@ -373,7 +373,8 @@ def _read_repositories(root: Path, name: str, relatives: list[str], cache: Crawl
             progress(done - reported)
             reported = done
 
-    shares = forked.run_shares(lambda share, counter: _read_share(share, counter, root, name, relatives, cache, root_real), advance)
+    doing = f"reading the {len(relatives):,} repositories of Archive {name}"
+    shares = forked.run_shares(lambda share, counter: _read_share(share, counter, root, name, relatives, cache, root_real), advance, doing)
     advance(len(relatives))
     results: list = [None] * len(relatives)
     for share, (read, fresh, hits, misses) in enumerate(shares):
