@@ -87,7 +87,7 @@ def _found(value) -> str:
 
 
 def _site_url_ok(value) -> bool:
-    if not isinstance(value, str) or value != value.strip():
+    if not isinstance(value, str) or any(ord(ch) <= 0x20 or 0x7F <= ord(ch) <= 0x9F for ch in value):
         return False
     try:
         parts = urlsplit(value)

@@ -133,7 +133,10 @@ def _check_nesting(text: str) -> None:
         raise DescriptorError(_yaml_message(error)) from None
 
 
-def _yaml_message(error: yaml.YAMLError) -> str:
+def _yaml_message(error: yaml.YAMLError) -> str | DescriptorError:
+    if isinstance(error, yaml.reader.ReaderError):  # a character YAML refuses, such as a control
+        character = error.character if isinstance(error.character, int) else ord(error.character)
+        raise DescriptorError(f"a character YAML does not allow (#x{character:04x}) at character {error.position + 1}", "UTF-8 text")
     mark = getattr(error, "problem_mark", None)
     problem = getattr(error, "problem", None) or str(error)
     if mark is not None:
