@@ -59,49 +59,75 @@ def find_config(explicit: str | Path | None = None) -> Path:
 
 def load_config(path: str | Path | None = None, *, output: str | Path | None = None) -> SiteConfig:
     """Read and check a configuration; errors name the file and the key."""
-    import yaml
+    from .archive.safe_yaml import DescriptorError, parse_descriptor, read_regular_file
+    from .errors import printable
 
     path = find_config(path)
+    shown = printable(str(path))
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = parse_descriptor(read_regular_file(path))
     except FileNotFoundError:
-        raise ConfigError(f"{path}: no such configuration file") from None
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise ConfigError(f"{path}: malformed YAML{where}: {getattr(error, 'problem', error)}") from None
+        raise ConfigError(f"{shown}: no such configuration file") from None
+    except OSError as error:
+        raise ConfigError(f"{shown}: an unreadable configuration file ({error.strerror})") from None
+    except DescriptorError as error:
+        expected = error.expected or "a YAML mapping with site-url and archives"
+        raise ConfigError(printable(f"{shown}: {error.found}; expected {expected}")) from None
     if not isinstance(raw, dict):
-        raise ConfigError(f"{path}: expected a mapping with site-url and archives")
+        raise ConfigError(f"{shown}: expected a mapping with site-url and archives")
     return _validated(path, raw, output)
 
 
+def _found(value) -> str:
+    """A configuration value in a message: short, one line."""
+    from .errors import printable
+
+    text = repr(value)
+    return printable(text if len(text) <= 80 else text[:80] + "...")
+
+
+def _site_url_ok(value) -> bool:
+    if not isinstance(value, str) or any(ord(ch) <= 0x20 or 0x7F <= ord(ch) <= 0x9F for ch in value):
+        return False
+    try:
+        parts = urlsplit(value)
+    except ValueError:  # such as an unclosed '[' in the host
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.netloc) and not parts.query and not parts.fragment
+
+
 def _validated(path: Path, raw: dict, output: str | Path | None) -> SiteConfig:
-    base = path.parent
+    from .errors import printable
+
+    base, config_file = path.parent, path
     site_url = raw.get("site-url")
-    if not isinstance(site_url, str) or not urlsplit(site_url).scheme or not urlsplit(site_url).netloc:
-        raise ConfigError(f"{path}: site-url: found {site_url!r}; expected an absolute URL such as https://ibi.example.org/")
+    path = printable(str(path))  # from here on only shown in messages
+    if not _site_url_ok(site_url):
+        raise ConfigError(f"{path}: site-url: found {_found(site_url)}; expected an absolute http(s) URL such as https://ibi.example.org/ (no query or fragment)")
     archives = raw.get("archives")
-    if not isinstance(archives, list) or not archives or not all(isinstance(a, str) for a in archives):
-        raise ConfigError(f"{path}: archives: found {archives!r}; expected a list of archive directories")
+    if not isinstance(archives, list) or not archives or not all(isinstance(a, str) and a.strip() and "\x00" not in a for a in archives):
+        raise ConfigError(f"{path}: archives: found {_found(archives)}; expected a list of archive directories")
     names = [Path(a).name for a in archives]
     duplicate = next((n for n in names if names.count(n) > 1), None)
     if duplicate:
-        raise ConfigError(f"{path}: archives: two archives are named {duplicate!r}; expected distinct directory names (they name the Archives in the index)")
+        raise ConfigError(f"{path}: archives: two archives are named {_found(duplicate)}; expected distinct directory names (they name the Archives in the index)")
     out = output if output is not None else raw.get("output", "site")
-    if not isinstance(out, (str, Path)):
-        raise ConfigError(f"{path}: output: found {out!r}; expected a directory")
+    if not isinstance(out, (str, Path)) or "\x00" in str(out) or not str(out).strip():
+        raise ConfigError(f"{path}: output: found {_found(out)}; expected a directory")
     modifiers = raw.get("modifiers", "default")
     if not (modifiers in ("default", "all") or (isinstance(modifiers, list) and all(isinstance(m, str) for m in modifiers))):
-        raise ConfigError(f"{path}: modifiers: found {modifiers!r}; expected default, all, or a list of modifiers such as '!' and ':(oai_dc)'")
+        raise ConfigError(f"{path}: modifiers: found {_found(modifiers)}; expected default, all, or a list of modifiers such as '!' and ':(oai_dc)'")
     catalog = raw.get("catalog", False)
     if not isinstance(catalog, bool):
-        raise ConfigError(f"{path}: catalog: found {catalog!r}; expected true or false")
+        raise ConfigError(f"{path}: catalog: found {_found(catalog)}; expected true or false")
     cache = raw.get("cache")
+    if cache is not None and not (isinstance(cache, str) and cache.strip() and "\x00" not in cache):
+        raise ConfigError(f"{path}: cache: found {_found(cache)}; expected a directory")
     return SiteConfig(
         site_url=site_url if site_url.endswith("/") else site_url + "/",
         archives=tuple((base / a).resolve() for a in archives),
         output=(Path.cwd() / out).resolve() if output is not None else (base / out).resolve(),
-        path=path.resolve(),
+        path=config_file.resolve(),
         modifiers=tuple(modifiers) if isinstance(modifiers, list) else modifiers,
         catalog=catalog,
         cache=(base / cache).resolve() if isinstance(cache, str) else None,

@@ -16,7 +16,26 @@ __all__ = [
     "UsageError",
     "ConfigError",
     "Problem",
+    "printable",
 ]
+
+
+def printable(text: str) -> str:
+    """`text` with every character that could break or forge a line of output escaped:
+    controls (newline, carriage return, ANSI escapes), line and paragraph separators,
+    and the lone surrogates Python makes of bytes that are not UTF-8 (which would also
+    make printing raise UnicodeEncodeError).  Printable text, non-ASCII letters
+    included, is kept as it is."""
+    if text.isprintable():
+        return text  # the common case, and fast
+    return "".join(ch if ch.isprintable() or ch == " " else _escaped(ch) for ch in text)
+
+
+def _escaped(ch: str) -> str:
+    code = ord(ch)
+    if ch in "\n\r\t":
+        return {"\n": "\\n", "\r": "\\r", "\t": "\\t"}[ch]
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 class IbistaticError(Exception):
@@ -97,4 +116,5 @@ class Problem:
             where += f": {self.path}"
         if self.key:
             where += f": {self.key}"
-        return f"{self.severity}: {where}: {self.found}; expected {self.expected}"
+        # one line whatever the names hold: a name cannot forge a line of the report
+        return printable(f"{self.severity}: {where}: {self.found}; expected {self.expected}")

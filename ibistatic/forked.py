@@ -12,48 +12,98 @@ unpickled).  Callers decide when a job is large enough to be worth the fork.
 from __future__ import annotations
 
 import multiprocessing
+import multiprocessing.connection
 import os
 import pickle
 import shutil
+import signal
 import tempfile
 from collections.abc import Callable, Iterator
 from typing import Any
 
-__all__ = ["WORKERS", "available", "run_shares", "count"]
+from .errors import IbistaticError
+
+__all__ = ["WORKERS", "WorkerDied", "available", "run_shares", "count"]
 
 WORKERS = 2
 
 _JOB: tuple | None = None  # (work, counter, folder) for the workers: set just before the fork
 
 
+class WorkerDied(IbistaticError):
+    """A forked worker ended without a result: a crash, not a problem of the input."""
+
+    exit_code = 1
+
+
 def available() -> bool:
     return "fork" in multiprocessing.get_all_start_methods()
 
 
-def run_shares(work: Callable[[int, Any], Any], progress: Callable[[int], None] | None = None) -> Iterator:
+def run_shares(work: Callable[[int, Any], Any], progress: Callable[[int], None] | None = None, doing: str = "running a job in forked processes") -> Iterator:
     """work(0, counter), ..., work(WORKERS - 1, counter), each run in a forked process;
     `progress(units counted so far)` is called about ten times a second meanwhile.
     Once all are done, the results are read back one at a time, as they are iterated
-    (let go of each before taking the next, and one result at a time is in memory)."""
+    (let go of each before taking the next, and one result at a time is in memory).
+
+    An exception in a share is raised again here.  A worker that dies without one (a
+    segfault, an OOM kill) raises WorkerDied naming `doing` and how it ended: the parent
+    watches each process, so it never waits for a result that cannot come."""
     global _JOB
     context = multiprocessing.get_context("fork")
     counter = context.Value("l", 0)
     folder = tempfile.mkdtemp(prefix="ibistatic-shares-")
     _JOB = (work, counter, folder)
+    processes = []
     try:
-        with context.Pool(WORKERS) as pool:
-            pending = pool.map_async(_run_share, range(WORKERS))
-            while not pending.ready():
-                pending.wait(0.1)
-                if progress is not None:
-                    progress(counter.value)
-            paths = pending.get()
+        for share in range(WORKERS):
+            processes.append(context.Process(target=_run_share, args=(share,), daemon=True))
+            processes[-1].start()
+        _wait(processes, counter, progress)
+        for share, process in enumerate(processes):
+            _raise_failure(share, process, folder, doing)
     except BaseException:
+        for process in processes:
+            if process.is_alive():
+                process.kill()
+                process.join()
         shutil.rmtree(folder, ignore_errors=True)
         raise
     finally:
         _JOB = None
-    return _read_all(paths, folder)
+    return _read_all([_result_path(folder, share) for share in range(WORKERS)], folder)
+
+
+def _wait(processes: list, counter, progress: Callable[[int], None] | None) -> None:
+    """Until every process has ended, reporting progress about ten times a second."""
+    waiting = {process.sentinel: process for process in processes}
+    while waiting:
+        for sentinel in multiprocessing.connection.wait(list(waiting), timeout=0.1):
+            waiting.pop(sentinel).join()
+        if progress is not None:
+            progress(counter.value)
+
+
+def _raise_failure(share: int, process, folder: str, doing: str) -> None:
+    """Raise what went wrong in `share`: its exception, or how its process died."""
+    failed = _result_path(folder, share) + ".error"
+    if os.path.exists(failed):
+        with open(failed, "rb") as handle:
+            raise pickle.load(handle)
+    if process.exitcode != 0 or not os.path.exists(_result_path(folder, share)):
+        raise WorkerDied(f"{doing}: a worker process {_how_it_ended(process.exitcode)} (share {share + 1} of {WORKERS}); "
+                         "nothing was published, the previous output is unchanged")
+
+
+def _how_it_ended(exitcode: int | None) -> str:
+    if exitcode is not None and exitcode < 0:
+        try:
+            name = signal.Signals(-exitcode).name
+        except ValueError:
+            name = f"signal {-exitcode}"
+        hint = " (perhaps killed for lack of memory)" if name == "SIGKILL" else ""
+        return f"died of {name}{hint}"
+    return f"ended with exit status {exitcode} and no result"
 
 
 def count(counter, units: int) -> None:
@@ -62,13 +112,27 @@ def count(counter, units: int) -> None:
         counter.value += units
 
 
-def _run_share(share: int) -> str:
+def _result_path(folder: str, share: int) -> str:
+    return os.path.join(folder, f"share-{share}.pickle")
+
+
+def _run_share(share: int) -> None:
+    """In the worker: its result, or its exception, into a file of the folder."""
     work, counter, folder = _JOB
-    result = work(share, counter)
-    path = os.path.join(folder, f"share-{share}.pickle")
-    with open(path, "wb") as handle:
-        pickle.dump(result, handle, protocol=pickle.HIGHEST_PROTOCOL)
-    return path
+    path = _result_path(folder, share)
+    try:
+        result = work(share, counter)
+        with open(path + ".tmp", "wb") as handle:
+            pickle.dump(result, handle, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(path + ".tmp", path)  # a result file is whole or absent
+    except BaseException as error:  # noqa: BLE001 - handed to the parent, which raises it
+        with open(path + ".error", "wb") as handle:
+            try:
+                pickle.dump(error, handle, protocol=pickle.HIGHEST_PROTOCOL)
+            except Exception:  # an exception that cannot be pickled: its text goes instead
+                handle.seek(0)
+                handle.truncate()
+                pickle.dump(RuntimeError(f"share {share}: {type(error).__name__}: {error}"), handle)
 
 
 def _read_all(paths: list[str], folder: str) -> Iterator:

@@ -12,24 +12,19 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import pickle
+import re
 import stat
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-import yaml
 
 from .. import forked
 from ..core.model import ArchiveInfo, Item
 from ..errors import Problem
 from ..pickles import dump_mapping, load_mapping
 from .descriptors import read_archive_info, read_item
-
-try:  # libyaml's C loader: crawling 100k items must not be dominated by YAML parsing
-    from yaml import CSafeLoader as _Loader
-except ImportError:  # pragma: no cover - depends on how PyYAML was built
-    from yaml import SafeLoader as _Loader
+from .safe_yaml import DescriptorError, file_kind, parse_descriptor, read_regular_file
 
 __all__ = ["Archive", "CrawlResult", "CrawlCache", "crawl", "crawl_archive", "read_repository", "load_yaml"]
 
@@ -108,9 +103,10 @@ _MISSING = object()
 
 
 class _YamlProblem(Exception):
-    def __init__(self, found: str) -> None:
+    def __init__(self, found: str, expected: str | None = None) -> None:
         super().__init__(found)
         self.found = found
+        self.expected = expected
 
 
 def load_yaml(path: Path, cache: CrawlCache | None = None) -> Any:
@@ -124,32 +120,22 @@ def load_yaml(path: Path, cache: CrawlCache | None = None) -> Any:
         if cache is not None:
             cache.put(key, identity, value)
     if isinstance(value, _YamlError):  # errors are cached too: raise them on every read
-        raise _YamlProblem(value.found)
+        raise _YamlProblem(value.found, value.expected)
     return value
 
 
 def _parse_yaml(path: Path) -> Any:
-    with open(path, "rb") as handle:
-        data = handle.read()
+    """The YAML value of a descriptor, or a _YamlError saying why there is none."""
     try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        return _YamlError(f"bytes that are not UTF-8 at byte {error.start + 1}")
-    try:
-        return yaml.load(text, Loader=_Loader)
-    except yaml.YAMLError as error:
-        return _YamlError(_yaml_message(error))
+        return parse_descriptor(read_regular_file(path))
+    except DescriptorError as error:
+        return _YamlError(error.found, error.expected)
+
+
 @dataclass(frozen=True)
 class _YamlError:
     found: str
-
-
-def _yaml_message(error: yaml.YAMLError) -> str:
-    mark = getattr(error, "problem_mark", None)
-    problem = getattr(error, "problem", None) or str(error)
-    if mark is not None:
-        return f"malformed YAML at line {mark.line + 1}, column {mark.column + 1}: {problem}"
-    return f"malformed YAML: {problem}"
+    expected: str | None = None  # None: the descriptor's usual "a YAML mapping (...)"
 
 
 def _utc(mtime: float) -> str:
@@ -159,6 +145,13 @@ def _utc(mtime: float) -> str:
 def _inside(root_real: str, path: str) -> bool:
     real = os.path.realpath(path)
     return real == root_real or real.startswith(root_real + os.sep)
+
+
+OUT_OF_ROOT = "a symbolic link out of the archive root"
+LEADS_NOWHERE = "a symbolic link that leads nowhere (dangling, or a loop)"
+#: characters a published file name cannot hold: controls, and bytes that were not UTF-8
+#: (Python hands those over as lone surrogates)
+_BAD_NAME = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 
 
 def _subdirectories(directory: str, root_real: str, problems: list[Problem], archive: str, root: str):
@@ -173,47 +166,101 @@ def _subdirectories(directory: str, root_real: str, problems: list[Problem], arc
         if entry.name.startswith("."):
             continue
         if entry.is_symlink():
+            where = os.path.relpath(entry.path, root)
             if not _inside(root_real, entry.path):
-                problems.append(Problem(archive, os.path.relpath(entry.path, root), "", "a symbolic link out of the archive root", "a directory inside the archive (the link is not followed)", "warning"))
+                problems.append(Problem(archive, where, "", OUT_OF_ROOT, "a directory inside the archive (the link is not followed)", "warning"))
+                continue
+            if not os.path.exists(entry.path):
+                problems.append(Problem(archive, where, "", LEADS_NOWHERE, "a directory inside the archive", "warning"))
                 continue
         if entry.is_dir():
             found.append((entry.name, entry.path))
     return found
 
 
-def _doc_files(doc: str, root_real: str, problems: list[Problem], archive: str, root: str) -> tuple[tuple[str, ...], float]:
-    """Every file under doc/ (relative POSIX paths, sorted) and the newest mtime.
+def _bad_name(name: str) -> str | None:
+    """Why a file name under doc/ cannot be published, or None."""
+    bad = _BAD_NAME.search(name)
+    if bad is None:
+        return None
+    if "\ud800" <= bad.group() <= "\udfff":
+        return "a file name that is not UTF-8"
+    return "a file name with a control character"
 
-    Walked in name order, depth first, so that warnings come out sorted too.
+
+def _doc_files(doc: str, root_real: str, problems: list[Problem], archive: str, root: str) -> tuple[tuple[str, ...], float]:
+    """Every regular file under doc/ (relative POSIX paths, sorted) and the newest mtime.
+
+    Walked in name order, depth first, so that warnings come out sorted too; without
+    recursion (any depth), entering no folder twice on one path (link loops).  Links out
+    of the root, special files (FIFOs, devices) and unpublishable names are reported and
+    left out; no file is opened.
     """
     files: list[str] = []
     newest = 0.0
 
-    def walk(prefix: str, directory: str) -> None:
-        nonlocal newest
-        try:
-            entries = sorted(os.scandir(directory), key=lambda e: e.name)
-        except OSError:
-            return
-        for entry in entries:
-            if entry.name.startswith("."):
-                continue  # .DS_Store and editors' files are not the item's
-            relative = prefix + entry.name
-            if entry.is_symlink() and not _inside(root_real, entry.path):
-                problems.append(Problem(archive, os.path.relpath(entry.path, root), "", "a symbolic link out of the archive root", "a file inside the archive (the link is not followed)", "warning"))
-                continue
-            try:
-                st = entry.stat()
-            except OSError:
-                continue
-            if stat.S_ISDIR(st.st_mode):
-                walk(relative + "/", entry.path)
-            elif stat.S_ISREG(st.st_mode):
-                files.append(relative)
-                newest = max(newest, st.st_mtime)
+    def report(path: str, found: str, expected: str) -> None:
+        problems.append(Problem(archive, os.path.relpath(path, root), "", found, expected, "warning"))
 
-    walk("", doc)
+    if not os.path.lexists(doc):
+        return (), 0.0  # no doc/: the item says whether it needs one
+    if not _inside(root_real, doc):
+        report(doc, OUT_OF_ROOT, "a doc/ folder inside the archive (the link is not followed)")
+        return (), 0.0
+    try:
+        top = os.stat(doc)
+    except OSError:
+        report(doc, LEADS_NOWHERE, "a doc/ folder inside the archive")
+        return (), 0.0
+    stack = [("", _sorted_entries(doc, report), frozenset({(top.st_dev, top.st_ino)}))]
+    while stack:
+        prefix, entries, above = stack[-1]
+        entry = next(entries, None)
+        if entry is None:
+            stack.pop()
+            continue
+        found = _doc_entry(entry, root_real, report, above)
+        if isinstance(found, tuple):  # a folder: walk it before the next entry
+            stack.append((prefix + entry.name + "/", _sorted_entries(entry.path, report), above | {found}))
+        elif found is not None:
+            files.append(prefix + entry.name)
+            newest = max(newest, found)
     return tuple(files), newest
+
+
+def _sorted_entries(directory: str, report) -> Iterator[os.DirEntry]:
+    try:
+        entries = sorted(os.scandir(directory), key=lambda e: e.name)
+    except OSError as error:
+        report(directory, f"an unreadable directory ({error.strerror})", "a readable directory")
+        return iter(())
+    return (entry for entry in entries if not entry.name.startswith("."))  # .DS_Store, editors' files
+
+
+def _doc_entry(entry: os.DirEntry, root_real: str, report, above: frozenset) -> tuple | float | None:
+    """One entry under doc/: a folder's identity, a regular file's mtime, or None (left out)."""
+    if entry.is_symlink() and not _inside(root_real, entry.path):
+        report(entry.path, OUT_OF_ROOT, "a file inside the archive (the link is not followed)")
+        return None
+    try:
+        st = entry.stat()
+    except OSError:
+        report(entry.path, LEADS_NOWHERE, "a file inside the archive")
+        return None
+    why = _bad_name(entry.name)
+    if why is not None:
+        report(entry.path, why, "a name of printable UTF-8 characters (it is left out)")
+        return None
+    if stat.S_ISDIR(st.st_mode):
+        identity = (st.st_dev, st.st_ino)
+        if identity in above:
+            report(entry.path, "a symbolic link loop (a folder inside itself)", "a folder that does not hold itself (it is not walked again)")
+            return None
+        return identity
+    if not stat.S_ISREG(st.st_mode):
+        report(entry.path, file_kind(st.st_mode), "a regular file (it is left out, never opened)")
+        return None
+    return st.st_mtime
 
 
 def read_repository(root: Path, archive: str, relative: str, cache: CrawlCache | None = None, root_real: str | None = None) -> tuple[Item | None, list[Problem]]:
@@ -222,10 +269,14 @@ def read_repository(root: Path, archive: str, relative: str, cache: CrawlCache |
     directory = os.path.join(root, *relative.split("/"))
     problems: list[Problem] = []
     descriptor = os.path.join(directory, "item.yaml")
+    if not _inside(root_real, descriptor):
+        return None, [Problem(archive, f"{relative}/item.yaml", "", OUT_OF_ROOT, "an item.yaml inside the archive (the link is not followed)")]
     try:
         st = os.stat(descriptor)
     except OSError as error:
         return None, [_unreadable(archive, relative, error)]
+    if not stat.S_ISREG(st.st_mode):
+        return None, [Problem(archive, f"{relative}/item.yaml", "", f"{file_kind(st.st_mode)}, not a regular file", "a regular file item.yaml")]
     files, newest = _doc_files(os.path.join(directory, "doc"), root_real, problems, archive, str(root))
     # parsing and validating cost more than walking: the outcome is kept while the
     # descriptor and doc/ stay as they were (no parsed YAML is kept: only the item)
@@ -246,7 +297,7 @@ def _validated(archive: str, relative: str, descriptor: str, st: os.stat_result,
     """read_item of the descriptor, or the problem of its YAML."""
     raw = _parse_yaml(Path(descriptor))
     if isinstance(raw, _YamlError):
-        return None, [Problem(archive, f"{relative}/item.yaml", "", raw.found, "a YAML mapping (archive-format.md, item.yaml)")]
+        return None, [Problem(archive, f"{relative}/item.yaml", "", raw.found, raw.expected or "a YAML mapping (archive-format.md, item.yaml)")]
     if (isinstance(raw, dict) and raw.get("state") == "Deleted") or not files:
         newest = st.st_mtime  # a removal is dated by its descriptor
     return read_item(archive, relative, raw, files, _utc(newest))
@@ -264,14 +315,8 @@ def crawl_archive(root: Path | str, cache: CrawlCache | None = None, progress: C
     if not root.is_dir():
         archive.problems.append(Problem(name, str(root), "", "no such directory", "an Archive directory with archive.yaml"))
         return archive
-    try:
-        raw = load_yaml(root / "archive.yaml", cache)
-        archive.info, problems = read_archive_info(name, raw)
-        archive.problems += problems
-    except FileNotFoundError:
-        archive.problems.append(Problem(name, "archive.yaml", "", "no archive.yaml", "an archive.yaml at the Archive root"))
-    except _YamlProblem as problem:
-        archive.problems.append(Problem(name, "archive.yaml", "", problem.found, "a YAML mapping (archive-format.md, archive.yaml)"))
+    archive.info, problems = _archive_info(root, name, cache)
+    archive.problems += problems
     if archive.info is None:
         return archive  # without its address no answer of this Archive can be built
     walk_problems: list[Problem] = []
@@ -288,6 +333,21 @@ def crawl_archive(root: Path | str, cache: CrawlCache | None = None, progress: C
             archive.items.append(item)
     archive.problems += walk_problems[done:]
     return archive
+
+
+def _archive_info(root: Path, name: str, cache: CrawlCache | None) -> tuple[ArchiveInfo | None, list[Problem]]:
+    """The validated archive.yaml of `root`, or the problems that leave the Archive out."""
+    path = root / "archive.yaml"
+    if os.path.lexists(path) and not _inside(os.path.realpath(root), str(path)):
+        return None, [Problem(name, "archive.yaml", "", OUT_OF_ROOT, "an archive.yaml inside the archive (the link is not followed)")]
+    try:
+        return read_archive_info(name, load_yaml(path, cache))
+    except FileNotFoundError:
+        return None, [Problem(name, "archive.yaml", "", "no archive.yaml", "an archive.yaml at the Archive root")]
+    except OSError as error:
+        return None, [Problem(name, "archive.yaml", "", f"an unreadable file ({error.strerror})", "a readable archive.yaml")]
+    except _YamlProblem as problem:
+        return None, [Problem(name, "archive.yaml", "", problem.found, problem.expected or "a YAML mapping (archive-format.md, archive.yaml)")]
 
 
 #: from how many repositories an Archive is read by forked processes (ibistatic.forked)
@@ -313,7 +373,8 @@ def _read_repositories(root: Path, name: str, relatives: list[str], cache: Crawl
             progress(done - reported)
             reported = done
 
-    shares = forked.run_shares(lambda share, counter: _read_share(share, counter, root, name, relatives, cache, root_real), advance)
+    doing = f"reading the {len(relatives):,} repositories of Archive {name}"
+    shares = forked.run_shares(lambda share, counter: _read_share(share, counter, root, name, relatives, cache, root_real), advance, doing)
     advance(len(relatives))
     results: list = [None] * len(relatives)
     for share, (read, fresh, hits, misses) in enumerate(shares):
@@ -349,7 +410,7 @@ def _repository_paths(root: Path, problems: list[Problem], archive: str) -> Iter
             here = parts + (name,)
             if len(here) < 4:
                 yield from walk(path, here)
-            elif os.path.isfile(os.path.join(path, "item.yaml")):
+            elif os.path.lexists(os.path.join(path, "item.yaml")):  # read_repository says what is wrong with it
                 yield "/".join(here)
             else:
                 problems.append(Problem(archive, "/".join(here), "item.yaml", "a 4th-level directory without item.yaml", "a uniform repository holding item.yaml", "warning"))

@@ -57,6 +57,9 @@ def _shown(value: Any) -> str:
 
 # hostport (Section 4.1): a host name or IPv4, optional port.
 HOSTPORT = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?(?::[0-9]{1,5})?")
+#: control characters: in a target's ?query they would reach a Location header verbatim
+CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+NO_CONTROL = "a file inside doc/ and an optional ?query, without control characters"
 ISO_UTC = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?Z")
 
 
@@ -117,6 +120,14 @@ def _language(c: Collector, key: str, text: Any) -> str | None:
         return None
 
 
+#: what the site itself publishes at its top level: no template may name it
+SITE_OWN = ("404.html", "index.html", "index", "files", "metadata", "assets", "_ibistatic", "_redirects",
+            "_headers", "_worker.js", "sitemap.xml", "robots.txt", ".nojekyll")
+#: a template's start: an http(s) URL with a host, the site, or a path on the site's host
+_TEMPLATE_START = re.compile(r"(?i:https?://)[^/{}]*[^/]|\{site\}|/(?![/\\])")
+URL_TEMPLATE = "an http(s) URL, {site}... or /path template (archive-format.md, URLs)"
+
+
 def _template(c: Collector, raw: Mapping, key: str, default: str) -> str:
     value = _string(c, raw, key, "a URL template string") if raw.get(key) is not None else None
     if value is None:
@@ -125,7 +136,34 @@ def _template(c: Collector, raw: Mapping, key: str, default: str) -> str:
         if name not in TEMPLATE_FIELDS:
             c.error(key, f"field {{{name}}} in {value!r}", "only " + ", ".join(f"{{{f}}}" for f in TEMPLATE_FIELDS))
             return default
+    why = _template_problem(key, value)
+    if why is not None:
+        c.error(key, f"{value!r}, {why}", URL_TEMPLATE)
+        return default
     return value
+
+
+def _template_problem(key: str, template: str) -> str | None:
+    """Why a URL template may not be used, or None (the URL rule, archive-format.md):
+    it starts with http(s)://host, {site} or one '/'; its literal text is a safe URL;
+    inside the site it names no page of the site, and a file list lies in files/{repository}/."""
+    from ..core.properties import unsafe_url
+
+    if not _TEMPLATE_START.match(template):
+        return "which does not start with http://host, https://host, {site} or a single /"
+    literal = unsafe_url(re.sub(r"\{[a-z]+\}", "x", template).replace("{site}", "https://x/"))
+    if literal is not None:
+        return f"which has {literal}"
+    if not template.startswith("{site}"):
+        return None
+    inside = template[len("{site}"):]
+    if key == "file-list-url":
+        ok = inside.startswith("files/{repository}/")
+        return None if ok else "which is a page of the site outside files/{repository}/"
+    first = inside.split("/")[0]
+    if first.startswith("{") or first in SITE_OWN or first == "":
+        return f"which names a page of the site ({first or '/'!s}...)"
+    return None
 
 
 def _unknown_keys(c: Collector, raw: Mapping, known: tuple[str, ...]) -> None:
@@ -315,6 +353,8 @@ def _formats(c: Collector, value: Any, files: tuple[str, ...]) -> tuple[tuple[st
     for name, path in value.items():
         if not isinstance(path, str) or not path:
             c.error(f"formats.{name}", _shown(path), "a file inside doc/")
+        elif CONTROL.search(path):
+            c.error(f"formats.{name}", f"{path!r}, which holds a control character", NO_CONTROL)
         elif split_query(path)[0] not in files:
             c.error(f"formats.{name}", f"{split_query(path)[0]!r}, which is not in doc/", "a file inside doc/")
         else:
@@ -355,6 +395,9 @@ def _target(c: Collector, raw: Mapping, files: tuple[str, ...]) -> str | None:
         return None
     if not isinstance(value, str) or not value:
         c.error("target", _shown(value), "a file inside doc/")
+        return None
+    if CONTROL.search(value):
+        c.error("target", f"{value!r}, which holds a control character", NO_CONTROL)
         return None
     if split_query(value)[0] not in files:
         c.error("target", f"{split_query(value)[0]!r}, which is not in doc/", "a file inside doc/")

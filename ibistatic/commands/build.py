@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import sys
+from collections import Counter
+
+#: lines printed of one kind of warning; the rest are counted in one summary line
+ALIKE_WARNINGS = 20
 
 
 def add_parser(subparsers) -> None:
@@ -11,32 +15,70 @@ def add_parser(subparsers) -> None:
         help="publish the static site and the JSON index",
         description="Crawl the configured Archives and publish the site and index. With no "
         "--config and no ibistatic.yaml in the current directory, publishes the bundled "
-        "ibistatic/sample_archive/ into ./site.",
+        "ibistatic/sample_archive/ into ./site. Exits 1 when an error was reported.",
     )
     parser.add_argument("--config", metavar="FILE", help="the site configuration (default: ./ibistatic.yaml, else the bundled sample)")
     parser.add_argument("--output", metavar="DIR", help="where to publish (default: the configuration's output)")
-    parser.add_argument("--strict", action="store_true", help="exit 1 when any problem (error or warning) was found")
+    parser.add_argument("--strict", action="store_true", help="exit 1 when the archives have any problem (an error or a warning)")
     parser.add_argument("--full", action="store_true", help="rebuild every file into a new tree (default: rewrite only what changed)")
     parser.add_argument("--quiet", action="store_true", help="print only problems")
     parser.set_defaults(func=run)
 
 
 def run(args) -> int:
-
     from ..config import load_command_config
+    from ..progress import Progress
     from ..site.build import build_site
 
     config = load_command_config(args.config, args.output)
-    from ..progress import Progress
-
     progress = Progress(enabled=None if not args.quiet else False)  # a bar on a terminal only
-    report = build_site(config, log=None if args.quiet else lambda m: print(m, file=sys.stderr), full=args.full, progress=progress)
-    for problem in report.problems:
-        print(problem, file=sys.stderr)
+    log = None if args.quiet else lambda message: say(message, sys.stderr)
+    report = build_site(config, log=log, full=args.full, progress=progress)
+    for line in problem_lines(report.problems):
+        say(line, sys.stderr)
     for warning in report.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+        say(f"warning: {warning}", sys.stderr)
     if not args.quiet:
-        print(report.summary())
-    if args.strict and (report.problems or report.warnings):
+        say(report.summary(), sys.stdout)
+    return exit_status(report.problems, args.strict)
+
+
+def exit_status(problems, strict: bool) -> int:
+    """cli.md: 1 when the run found problems: any error, or with --strict any warning of
+    the archives (host-file advice, report.warnings, is printed and counted, but says
+    where a host may fall short, not that the input is wrong)."""
+    if any(p.severity == "error" for p in problems):
         return 1
-    return 0
+    return 1 if strict and problems else 0
+
+
+def problem_lines(problems) -> list[str]:
+    """One line per problem, but at most ALIKE_WARNINGS of one kind of warning (same
+    Archive, what was found and what was expected), then one line with how many more."""
+    shown: Counter = Counter()
+    lines = []
+    for problem in problems:
+        kind = (problem.archive, problem.found, problem.expected)
+        if problem.severity == "warning":
+            shown[kind] += 1
+            if shown[kind] > ALIKE_WARNINGS:
+                continue
+        lines.append(str(problem))
+    for (archive, found, _), count in shown.items():
+        if count > ALIKE_WARNINGS:
+            from ..errors import printable
+
+            lines.append(printable(f"warning: {archive}: ... and {count - ALIKE_WARNINGS:,} more warnings like this ({found})"))
+    return lines
+
+
+def say(text: str, stream) -> None:
+    """Print one line; a character the stream cannot encode is escaped, never raised."""
+    from ..errors import printable
+
+    text = printable(text)
+    try:
+        print(text, file=stream)
+    except UnicodeEncodeError:
+        encoding = getattr(stream, "encoding", None) or "ascii"
+        print(text.encode(encoding, "backslashreplace").decode(encoding), file=stream)

@@ -24,11 +24,13 @@ repository name, as Example 7.2 shows for ``.translation(en)``).
 
 from __future__ import annotations
 
+import re
 import secrets
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
+from urllib.parse import unquote, urlsplit
 
 from .identifiers import Ibi
 from .model import (
@@ -192,7 +194,36 @@ def follow(view: ArchiveView, item: Item, relation: Relation) -> Related | None:
     return current
 
 
-def _format_url(template: str, info: ArchiveInfo, item: Item, path: str, site_url: str) -> str:
+#: the schemes a published target may have: any other (javascript:, data:, vbscript:,
+#: file:) would run or read something in the reader's browser (archive-format.md, URLs)
+TARGET_SCHEMES = ("http", "https")
+_UNSAFE_CHARACTERS = re.compile(r"[\x00-\x20\x7f-\x9f\\]")
+
+
+def unsafe_url(url: str) -> str | None:
+    """Why `url` may not be published as a target, or None: a target is an http(s) URL
+    or a relative reference (not '//host'), with no '.' or '..' segment (it may not climb
+    out of where it points) and no space, control character or backslash (browsers
+    drop or reinterpret those: 'java\\tscript:', '/\\\\evil.example')."""
+    file_part = url.partition("?")[0]
+    if _UNSAFE_CHARACTERS.search(file_part) or re.search(r"[\x00-\x1f\x7f-\x9f]", url):
+        return "a space, control character or backslash"
+    parts = urlsplit(url)
+    if parts.scheme:
+        if parts.scheme.lower() not in TARGET_SCHEMES:
+            return f"the scheme {parts.scheme}: (only http: and https: are published)"
+        if not parts.netloc:
+            return "no host after the scheme"
+    elif url.startswith("//"):
+        return "a protocol-relative URL ('//host': it leaves the site for any host)"
+    if {".", ".."} & set(unquote(parts.path).split("/")):
+        return "a '.' or '..' segment"
+    return None
+
+
+def _format_url(template: str, info: ArchiveInfo, item: Item, path: str, site_url: str) -> str | None:
+    """The URL `template` gives for a file of `item`; None when it is not safe to publish
+    (archive.yaml's templates are checked when read, so this is the last line only)."""
     file, query = split_query(path)
     url = template.format(
         address=info.address,
@@ -200,8 +231,8 @@ def _format_url(template: str, info: ArchiveInfo, item: Item, path: str, site_ur
         ibip=item.ibip.text if item.ibip else "",
         path=quote_path(file),
         site=site_url,
-    )
-    return url + query
+    ) + query
+    return None if unsafe_url(url) else url
 
 
 def related_url(view: ArchiveView, related: Related, filepath: str = "", file_list: bool = False) -> str | None:

@@ -61,7 +61,7 @@ class BuildReport:
 
     def summary(self) -> str:
         errors = sum(1 for p in self.problems if p.severity == "error")
-        warnings = len(self.problems) - errors
+        warnings = len(self.problems) - errors + len(self.warnings)  # host-file warnings are printed too
         return (
             f"published {self.output} ({self.mode}): {self.items} items, {self.keys} IBIs, "
             f"{self.pages} pages, {self.written} files written, {self.removed} removed, "
