@@ -301,6 +301,8 @@ def _write_new(path: str, data: bytes) -> None:
         view = memoryview(data)
         while view:
             view = view[os.write(handle, view):]
+    except OSError as error:  # os.write names no file: name it for the message
+        raise OSError(error.errno, error.strerror, path) from None
     finally:
         os.close(handle)
 
