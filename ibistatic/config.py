@@ -13,6 +13,7 @@ and no ``ibistatic.yaml`` in the current directory the bundled sample is used.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -126,13 +127,20 @@ def _validated(path: Path, raw: dict, output: str | Path | None) -> SiteConfig:
     return SiteConfig(
         site_url=site_url if site_url.endswith("/") else site_url + "/",
         archives=tuple((base / a).resolve() for a in archives),
-        output=(Path.cwd() / out).resolve() if output is not None else (base / out).resolve(),
+        output=_output_path(Path.cwd() / out if output is not None else base / out),
         path=config_file.resolve(),
         modifiers=tuple(modifiers) if isinstance(modifiers, list) else modifiers,
         catalog=catalog,
         cache=(base / cache).resolve() if isinstance(cache, str) else None,
         extra={k: v for k, v in raw.items() if k not in KNOWN_KEYS},
     )
+
+
+def _output_path(path: Path) -> Path:
+    """`path` made absolute with its folders' links resolved, but not its own: the
+    output is a link to the live generation of the site (site/outputs.py)."""
+    path = Path(os.path.abspath(path))
+    return path.parent.resolve() / path.name if path.name else path
 
 
 def load_command_config(path: str | Path | None, output: str | Path | None) -> SiteConfig:

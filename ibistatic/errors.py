@@ -15,6 +15,8 @@ __all__ = [
     "IbiSyntaxError",
     "UsageError",
     "ConfigError",
+    "OutputError",
+    "PublishError",
     "Problem",
     "printable",
 ]
@@ -55,6 +57,18 @@ class ConfigError(IbistaticError):
     """The site configuration (ibistatic.yaml) is missing or wrong."""
 
     exit_code = 2
+
+
+class OutputError(IbistaticError):
+    """An output ibistatic must not write: a file, someone else's folder, an Archive..."""
+
+    exit_code = 2
+
+
+class PublishError(IbistaticError):
+    """Publishing failed midway (a full disk, a read-only folder); the site is unchanged."""
+
+    exit_code = 1
 
 
 class IbiSyntaxError(IbistaticError, ValueError):

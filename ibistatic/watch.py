@@ -30,6 +30,7 @@ from watchdog import events as fs_events
 
 from .config import SiteConfig
 from .errors import IbistaticError
+from .site.outputs import check_output
 from .site.publish import BuildReport, Publisher
 
 __all__ = ["Watcher"]
@@ -238,6 +239,7 @@ class Watcher:
 
     def run(self, ready: threading.Event | None = None) -> None:
         """Build, then republish on changes until :meth:`stop` (or Ctrl-C)."""
+        check_output(self.config)  # an output it may not replace stops watch at once
         self.publish("initial build")
         observer = self._observer()
         lost = _LostEvents(self.events)

@@ -99,12 +99,19 @@ def test_updates_equal_full_builds(tmp_path):
     assert_update_equals_full(config_path)
 
 
-def test_an_interrupted_update_leads_to_a_full_build(tmp_path):
+def test_a_state_of_another_generation_leads_to_a_full_build(tmp_path):
+    """An update killed after it pointed the output at its new generation but before it
+    saved its state: the state describes the tree before, so the next build is full."""
+    from ibistatic.site.outputs import generations, live_generation
+    from ibistatic.site.swap import clone_tree, point
+
     config = load_config(make_project(tmp_path))
     build_site(config)
-    (config.output / ".ibistatic-updating").write_text("")
+    folder, live = generations(config.output), live_generation(config.output)
+    clone_tree(folder / live, folder / "g0")
+    point(config.output, f"{folder.name}/g0")
     assert build_site(config).mode == "full"
-    assert not (config.output / ".ibistatic-updating").exists()
+    assert live_generation(config.output) not in (live, "g0")
 
 
 @pytest.mark.slow
@@ -120,7 +127,7 @@ def test_a_killed_build_leaves_the_previous_site_intact(tmp_path):
     for delay in (0.0, 0.3, 0.8):
         process = subprocess.Popen([sys.executable, "-m", "ibistatic", "build", "--full", "--config", str(project / "ibistatic.yaml")],
                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        staging = config.output.parent / f".{config.output.name}.staging-{process.pid}"
+        staging = config.output.parent / f".{config.output.name}.ibistatic" / f"staging-{process.pid}"
         deadline = time.monotonic() + 60
         while not staging.exists() and process.poll() is None and time.monotonic() < deadline:
             time.sleep(0.01)  # wait until it writes the new tree
@@ -132,9 +139,10 @@ def test_a_killed_build_leaves_the_previous_site_intact(tmp_path):
     assert killed_while_writing >= 2  # the kills did land in the middle of writing
     # a staging tree left by a killed build is removed by the next build (in the background)
     build_site(config, full=True)
-    assert not [p for p in config.output.parent.iterdir() if ".staging-" in p.name]
+    generations = config.output.parent / f".{config.output.name}.ibistatic"
+    assert not [p for p in generations.iterdir() if p.name.startswith("staging-")]
     deadline = time.monotonic() + 180  # deleting 20,000 files each, on a shared disk
-    while [p for p in config.output.parent.iterdir() if p.name.startswith(f".{config.output.name}.") and "-cache" not in p.name]:
+    while [p for p in generations.iterdir() if p.name != os.readlink(config.output).split("/")[-1]]:
         assert time.monotonic() < deadline, "leftovers of killed builds are still there"
         time.sleep(0.1)
     assert snapshot(config.output) == before

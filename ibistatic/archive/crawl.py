@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
-import pickle
 import re
 import stat
 from collections.abc import Callable, Iterable, Iterator
@@ -22,13 +21,13 @@ from typing import Any
 from .. import forked
 from ..core.model import ArchiveInfo, Item
 from ..errors import Problem
-from ..pickles import dump_mapping, load_mapping
+from ..pickles import Untrusted, load_sealed, save_sealed
 from .descriptors import read_archive_info, read_item
 from .safe_yaml import DescriptorError, file_kind, parse_descriptor, read_regular_file
 
 __all__ = ["Archive", "CrawlResult", "CrawlCache", "crawl", "crawl_archive", "read_repository", "load_yaml"]
 
-CACHE_VERSION = 4  # 3: Item and IBIs are slotted dataclasses; 4: saved in chunks, items only, pickled as calls
+CACHE_VERSION = 5  # 3: Item and IBIs are slotted dataclasses; 4: saved in chunks, items only, pickled as calls; 5: sealed (ibistatic.pickles)
 
 
 @dataclass
@@ -65,13 +64,16 @@ class CrawlCache:
         self.misses = 0
         #: entries put since it was set (a forked reader sends them back to its parent)
         self.fresh: dict[str, tuple] | None = None
-        if path is not None and path.exists():
+        #: why a saved cache was not used, or could not be saved (the build prints it)
+        self.warnings: list[str] = []
+        if path is not None:
             try:
-                with open(path, "rb") as handle:
-                    if pickle.load(handle) == CACHE_VERSION:
-                        self.entries = load_mapping(handle)
-            except (OSError, pickle.UnpicklingError, ValueError, EOFError, TypeError, AttributeError):
-                self.entries = {}  # a damaged cache only costs a full re-read
+                loaded = load_sealed(path, "crawl cache", CACHE_VERSION, 1)
+            except Untrusted as why:  # a damaged or foreign cache only costs a full re-read
+                self.warnings.append(f"crawl cache {path} not used: {why}; every descriptor is read again")
+                loaded = None
+            if loaded is not None:
+                self.entries = loaded[1][0]
 
     def get(self, path: str, identity: tuple) -> Any:
         """The value stored for `path` at `identity`; hits and misses count descriptors
@@ -91,12 +93,10 @@ class CrawlCache:
     def save(self) -> None:
         if self.path is None:
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = self.path.with_name(self.path.name + f".{os.getpid()}.tmp")
-        with open(temporary, "wb") as handle:
-            pickle.dump(CACHE_VERSION, handle, protocol=pickle.HIGHEST_PROTOCOL)
-            dump_mapping(handle, self.entries)  # in chunks: one pickle's memo would double the peak
-        os.replace(temporary, self.path)
+        try:  # in chunks: one pickle's memo would double the peak
+            save_sealed(self.path, "crawl cache", (CACHE_VERSION, None), [self.entries])
+        except (Untrusted, OSError) as why:
+            self.warnings.append(f"crawl cache {self.path} not saved: {why}")
 
 
 _MISSING = object()

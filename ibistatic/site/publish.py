@@ -4,11 +4,15 @@ rewrites only the files whose bytes change.
 Both run the same generation: the files of a set of *affected* items (their persistent-URL
 pages, file-list and metadata pages, their index records and precomputed answers), then
 the site-wide files (shards touched, manifest, 404 page, landing page, sitemap, host
-redirect files).  A full build generates everything into a staging tree and swaps it in
-(:mod:`.swap`); an update generates the affected items only, compares every file with the
-digest the last build recorded, and replaces the changed files one by one (write a
-temporary file, rename: each file is always whole).  The rule, checked by the tests, is
-that an update gives the same tree as a full build of the same input.
+redirect files).  The output is a link to one of two generations of the site (layout in
+:mod:`.outputs`).  A full build generates everything into a new generation and points the
+link at it (:mod:`.swap`).  An update generates the affected items only, compares every
+file with the digest the last build recorded, and writes the changed files into the
+*spare* generation, then points the link at it: the spare is the live tree of the build
+before, so it is first brought level with the live one by hard links to the files the
+last update changed (the state's ``behind``).  Each update costs what changed, and the
+served tree is always one whole build.  The rule, checked by the tests, is that an
+update gives the same tree as a full build of the same input.
 
 Which items are affected by a change: the changed items themselves and every item that
 reaches one of them through references (next-edition, metadata, translations), because
@@ -20,7 +24,6 @@ from __future__ import annotations
 import hashlib
 import itertools
 import os
-import pickle
 import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator
@@ -31,19 +34,21 @@ from .. import forked
 from ..archive.crawl import CrawlCache
 from ..archive.load import LoadedArchives, load_archives
 from ..config import SiteConfig
-from ..errors import Problem
-from ..pickles import dump_mapping, load_mapping
+from ..errors import Problem, PublishError
+from ..pickles import Untrusted, load_sealed, save_sealed
 from ..index.writer import dumps, encoded_record, index_files, precomputed_answers, shard_digits
 from ..index.sharding import shard_name
-from .swap import publish_tree, remove_stale, staging_path
+from .outputs import check_output, generations, live_generation, write_marker
+from .swap import clean_folder, clone_tree, discard, point, remove_file, remove_stale, sync_paths
 
 __all__ = ["Publisher", "BuildReport", "STATE_VERSION"]
 
-STATE_VERSION = 6
+STATE_VERSION = 7
 #: items from which a full build resolves and renders in forked processes (ibistatic.forked)
 PARALLEL_ITEMS = 5000
 DIGEST_SIZE = 16
-JOURNAL = ".ibistatic-updating"  # present in the output while an update is being applied
+#: in the state's `behind`: the catalog folder, made again whole by an update
+CATALOG = "catalog"
 
 
 @dataclass
@@ -90,6 +95,10 @@ class _State:
     checksums: dict[str, str] = field(default_factory=dict)
     #: the files not of one item (index, 404, landing page, sitemaps, host files)
     site_files: tuple[str, ...] = ()
+    generation: str = ""  # the generation (outputs.py) this state describes: the live one
+    spare: str = ""  # the other generation, the tree of the build before; "" if none
+    #: the paths where the spare differs from the live generation (None: not known)
+    behind: frozenset[str] | None = None
 
 
 #: the _State fields saved in chunks (ibistatic.pickles)
@@ -292,6 +301,8 @@ def _write_new(path: str, data: bytes) -> None:
         view = memoryview(data)
         while view:
             view = view[os.write(handle, view):]
+    except OSError as error:  # os.write names no file: name it for the message
+        raise OSError(error.errno, error.strerror, path) from None
     finally:
         os.close(handle)
 
@@ -333,6 +344,7 @@ class Publisher:
         self._loaded: LoadedArchives | None = None  # the last crawl, for targeted re-reads
         #: write the state file after every build; watch keeps it in memory and saves on stop
         self.persist = True
+        self._warnings: list[str] = []  # about the state file, for the next report
 
 
     # -- entry points ------------------------------------------------------------------
@@ -344,6 +356,7 @@ class Publisher:
         build of this Publisher; only the repositories they name are read again.
         """
         started = time.perf_counter()
+        check_output(self.config)
         last_good = self._last_good if self.keep_last_good and self.state is not None else None
         self.progress.phase("crawling archives")
         loaded = None
@@ -357,12 +370,16 @@ class Publisher:
             report = self._update(loaded, state) if state is not None else self._full(loaded)
         except BaseException:
             # the state no longer matches this crawl: the next build must read everything
-            # (a targeted re-read would only see the paths changed after this failure)
+            # (a targeted re-read would only see the paths changed after this failure), and
+            # it may be half updated: the next build reads the saved one, or builds whole
             self._loaded = None
+            self.state = None
             raise
         self.progress.finish()
         if self.persist:
             self.cache.save()
+        report.warnings.extend(self.cache.warnings + self._warnings)
+        self.cache.warnings, self._warnings = [], []
         report.seconds = time.perf_counter() - started
         return report
 
@@ -370,28 +387,34 @@ class Publisher:
 
     def _full(self, loaded: LoadedArchives) -> BuildReport:
         output = self.config.output
-        output.parent.mkdir(parents=True, exist_ok=True)
-        remove_stale(output)
+        folder = generations(output)
+        live = live_generation(output)
         items = _holdings_by_key(loaded)
         key_count = _key_count(items)
         state = _State(_fingerprint(self.config, loaded), {}, {}, {}, {}, {}, shard_digits(key_count), key_count=key_count)
         state.reverse = _references(items)
-        staging = staging_path(output)
-        staging.mkdir()
-        generated = self._generate(loaded, state, items, set(items), set(items), direct=staging)
-        _copy_assets(staging)
-        self._catalog(staging / "catalog")
-        publish_tree(staging, output)
+        staging = folder / f"staging-{os.getpid()}"
+        with _publishing(output, staging):
+            folder.mkdir(parents=True, exist_ok=True)
+            remove_stale(output)
+            clean_folder(folder, {live} if live else set())
+            staging.mkdir()
+            generated = self._generate(loaded, state, items, set(items), set(items), direct=staging)
+            _copy_assets(staging)
+            write_marker(staging)
+            self._catalog(staging / CATALOG)
+            state.generation = _publish_generation(staging, output)
+        clean_folder(folder, {state.generation})  # the previous generations, in the background
         self._remember(state, items, generated)
         return self._report(loaded, state, "full", generated.written, 0, generated)
 
     # -- incremental update ----------------------------------------------------------------
 
     def _usable_state(self, loaded: LoadedArchives) -> _State | None:
-        state = self.state or _load_state(self._state_path)
+        state = self.state or self._load_state()
         output = self.config.output
-        if state is None or not output.is_dir() or (output / JOURNAL).exists():
-            return None  # nothing to compare with, or an update was interrupted
+        if state is None or not state.generation or live_generation(output) != state.generation:
+            return None  # nothing to compare with, or the live tree is not what it describes
         if state.fingerprint != _fingerprint(self.config, loaded):
             return None
         manifest = output / "index" / "manifest.json"
@@ -414,16 +437,17 @@ class Publisher:
         changed = {k for k in candidates if items.get(k) != old.get(k)}
         reverse = _patched_references(state.reverse, old, items, changed)
         affected = _affected(changed, reverse, lambda key: _index_keys(items.get(key, ())) | _index_keys(old.get(key, ())))
-        output = self.config.output
-        (output / JOURNAL).write_text("an update is being applied; if this file stays, run a full build\n")
-        generated = self._generate(loaded, state, items, affected, changed)
-        removed = [path for path in state.digests if path not in generated.digests]
-        _replace_files(output, generated.files, order=_publication_order)
-        for relative in sorted(removed, reverse=True):
-            _remove(output, relative)
-        (output / JOURNAL).unlink()
-        if changed:
-            self._catalog(output / "catalog")  # swapped in whole by build_catalog
+        spare = _Spare(self.config.output, state)
+        with _publishing(self.config.output, spare.work):
+            generated = self._generate(loaded, state, items, affected, changed, spare=spare)
+            removed = [path for path in state.digests if path not in generated.digests]
+            spare.write(generated.files)
+            spare.remove(removed)
+            if changed and self.config.catalog:
+                self._catalog(spare.tree() / CATALOG)  # swapped in whole by build_catalog
+                spare.changed.add(CATALOG)
+            if spare.changed:  # else the live tree is the new one already
+                state.generation, state.spare, state.behind = spare.publish(), state.generation, frozenset(spare.changed)
         state.reverse, state.key_count = reverse, key_count
         self._remember(state, items, generated)
         mode = f"update of {len(changed)} changed, {len(affected)} affected items"
@@ -440,7 +464,7 @@ class Publisher:
         """Write the crawl cache and the last build's state (watch mode, on stop)."""
         self.cache.save()
         if self.state is not None:
-            _save_state(self._state_path, self.state)
+            self._save_state(self.state)
 
     def _last_good(self, archive: str, key: str):
         for item, _ in self.state.items.get(key, ()):
@@ -457,7 +481,7 @@ class Publisher:
 
     # -- generation (shared by both) -----------------------------------------------------
 
-    def _generate(self, loaded, state: _State, items: dict, affected: set[str], changed: set[str], direct: Path | None = None) -> _Output:
+    def _generate(self, loaded, state: _State, items: dict, affected: set[str], changed: set[str], direct: Path | None = None, spare: _Spare | None = None) -> _Output:
         from . import pages
 
         output = _Output(state.digests, direct)
@@ -468,8 +492,8 @@ class Publisher:
             _absorb(output, part)
             _merge(rendered, part)
             del part  # before the next is read: one worker's result at a time in memory
-        if direct is None:  # an update: the changed items' pages go live first
-            _replace_files(self.config.output, output.files, order=_publication_order)
+        if spare is not None:  # an update: the changed items' pages leave memory
+            spare.write(output.files)
             output.files.clear()
         # the other items' pages are unchanged: their digests carry over
         carried = _carried(state, affected)
@@ -622,7 +646,27 @@ class Publisher:
         state.site_files = tuple(generated.site_wide or ())
         self.state = state
         if self.persist:
-            _save_state(self._state_path, state)
+            self._save_state(state)
+
+    def _save_state(self, state: _State) -> None:
+        """The state as sealed pickles (ibistatic.pickles): the small fields, then each
+        large one in chunks; when it cannot be saved the next build is a full one."""
+        small = {f.name: getattr(state, f.name) for f in fields(state) if f.name not in _LARGE_FIELDS}
+        try:
+            save_sealed(self._state_path, "build state", (STATE_VERSION, small), [getattr(state, name) for name in _LARGE_FIELDS])
+        except (Untrusted, OSError) as why:
+            self._warnings.append(f"build state {self._state_path} not saved: {why}; the next build is a full one")
+
+    def _load_state(self) -> _State | None:
+        try:
+            loaded = load_sealed(self._state_path, "build state", STATE_VERSION, len(_LARGE_FIELDS))
+        except Untrusted as why:
+            self._warnings.append(f"build state {self._state_path} not used: {why}; this build is a full one")
+            return None
+        if loaded is None:
+            return None  # no state, or an older one: the next build is full
+        small, large = loaded
+        return _State(**small, **dict(zip(_LARGE_FIELDS, large)))
 
     def _report(self, loaded, state: _State, mode: str, written: int, removed: int, generated) -> BuildReport:
         return BuildReport(
@@ -689,68 +733,91 @@ def _key_count(items: dict[str, tuple]) -> int:
     return len({k for held in items.values() for item, _ in held for k in item.keys()})
 
 
-def _publication_order(relative: str) -> tuple:
-    """Pages first, then the index, then the site-wide files: a new item's page is live
-    before anything points at it."""
-    if relative.startswith("index/"):
-        return (1, relative == "index/manifest.json", relative)
-    if "/" in relative and not relative.startswith(("_ibistatic/", "sitemaps/")):
-        return (0, relative)
-    return (2, relative)
-
-
-def _replace_files(root: Path, files: dict[str, bytes], order) -> None:
-    for relative in sorted(files, key=order):
+def _replace_files(root: Path, files: dict[str, bytes]) -> None:
+    """Write `files` under `root`, each as a new file renamed over the old: a file a
+    generation shares with another (a hard link) is never changed in place."""
+    for relative in sorted(files):
         path = os.path.join(root, *relative.split("/"))
         os.makedirs(os.path.dirname(path), exist_ok=True)
         temporary = f"{path}.{os.getpid()}.tmp"
-        with open(temporary, "wb") as handle:
-            handle.write(files[relative])
+        _write_new(temporary, files[relative])
         os.replace(temporary, path)
 
 
-def _remove(root: Path, relative: str) -> None:
-    path = os.path.join(root, *relative.split("/"))
-    try:
-        os.unlink(path)
-    except FileNotFoundError:
-        return
-    directory = os.path.dirname(path)
-    while directory != str(root):  # drop the persistent URL's folder when it is empty
-        try:
-            os.rmdir(directory)
-        except OSError:
-            break
-        directory = os.path.dirname(directory)
+class _Spare:
+    """The generation an update writes: the spare one brought level with the live one
+    (or, when there is none, a clone of the live one by hard links), made on first use."""
+
+    def __init__(self, output: Path, state: _State) -> None:
+        self.output, self.state = output, state
+        self.folder = generations(output)
+        self.work = self.folder / f"work-{os.getpid()}"
+        self.changed: set[str] = set()  # the paths written or removed
+        self._ready = False
+
+    def tree(self) -> Path:
+        if not self._ready:
+            self._prepare()
+            self._ready = True
+        return self.work
+
+    def _prepare(self) -> None:
+        live, spare, behind = self.state.generation, self.state.spare, self.state.behind
+        reuse = bool(spare) and behind is not None and (self.folder / spare).is_dir()
+        clean_folder(self.folder, {live, spare} if reuse else {live})  # also a work tree left by a failure
+        if reuse:
+            os.rename(self.folder / spare, self.work)
+            self.state.spare = ""  # changed from now on: no longer the last build's tree
+            sync_paths(self.folder / live, self.work, behind)
+        else:
+            clone_tree(self.folder / live, self.work)
+
+    def write(self, files: dict[str, bytes]) -> None:
+        if files:
+            _replace_files(self.tree(), files)
+            self.changed.update(files)
+
+    def remove(self, paths: list[str]) -> None:
+        for relative in sorted(paths, reverse=True):
+            remove_file(self.tree(), relative)
+            self.changed.add(relative)
+
+    def publish(self) -> str:
+        return _publish_generation(self.work, self.output)
+
+
+def _publish_generation(tree: Path, output: Path) -> str:
+    """Name the complete `tree` (in the generations folder) a generation and point
+    `output` at it; returns its name."""
+    name = f"g{time.time_ns():x}"
+    os.rename(tree, tree.parent / name)
+    replaced = point(output, f"{tree.parent.name}/{name}")
+    if replaced is not None:  # a plain folder published by an older version
+        discard(replaced)
+    return name
+
+
+class _publishing:
+    """A failure to write (a full disk, a read-only folder) becomes a PublishError; the
+    tree being written, which nobody serves, is removed."""
+
+    def __init__(self, output: Path, work: Path) -> None:
+        self.output, self.work = output, work
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind, error, traceback) -> bool:
+        if error is None or not isinstance(error, OSError):
+            return False
+        if os.path.lexists(self.work):
+            discard(self.work)
+        where = f" ({error.filename})" if error.filename else ""
+        raise PublishError(f"cannot publish {self.output}: {error.strerror or error}{where}; "
+                           "the published site is unchanged") from None
 
 
 def _copy_assets(out: Path) -> None:
     from . import pages
 
     pages.copy_assets(out)
-
-
-def _save_state(path: Path, state: _State) -> None:
-    """The state as a series of pickles: the small fields, then each large one in chunks
-    (ibistatic.pickles)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(path.name + f".{os.getpid()}.tmp")
-    small = {f.name: getattr(state, f.name) for f in fields(state) if f.name not in _LARGE_FIELDS}
-    with open(temporary, "wb") as handle:
-        pickle.dump((STATE_VERSION, small), handle, protocol=pickle.HIGHEST_PROTOCOL)
-        for name in _LARGE_FIELDS:
-            dump_mapping(handle, getattr(state, name))
-    os.replace(temporary, path)
-
-
-def _load_state(path: Path) -> _State | None:
-    try:
-        with open(path, "rb") as handle:
-            version, values = pickle.load(handle)
-            if version != STATE_VERSION:
-                return None
-            for name in _LARGE_FIELDS:
-                values[name] = load_mapping(handle)
-            return _State(**values)
-    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ValueError, TypeError):
-        return None  # no state, a damaged one or an older one: the next build is full

@@ -1,9 +1,17 @@
-"""Replacing a published directory atomically.
+"""Replacing a published tree atomically.
 
-A build writes a complete new tree beside the output, then swaps it in.  On Linux the
-swap is one ``renameat2(RENAME_EXCHANGE)`` call: at every instant the output path is
-either the whole previous site or the whole new one.  Elsewhere (or on file systems
-without it) two renames are used, leaving a window of microseconds with no output.
+The site's output is a link to a generation (site/outputs.py): :func:`point` turns it to
+another one with one ``rename`` of a new link over the old, so at every instant the
+output path is either the whole previous site or the whole new one.  The first build
+over a plain folder (a site of an older version) exchanges the folder and the link with
+one ``renameat2(RENAME_EXCHANGE)`` call; elsewhere (or on file systems without it) two
+renames are used, leaving a window of microseconds with no output.  :func:`publish_tree`
+does the same for a folder that is not a link (the catalog inside a generation).
+
+Generations share the bytes of unchanged files: :func:`clone_tree` and
+:func:`sync_paths` make files by hard links, and no published file is ever written in
+place (a new file is written beside it and renamed over it), so a file shared by two
+generations never changes under either.
 """
 
 from __future__ import annotations
@@ -15,7 +23,10 @@ import shutil
 import time
 from pathlib import Path
 
-__all__ = ["exchange", "publish_tree", "staging_path"]
+__all__ = [
+    "exchange", "publish_tree", "staging_path", "point", "clone_tree", "sync_paths", "remove_file",
+    "clean_folder", "discard", "link_over",
+]
 
 _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2
@@ -58,6 +69,104 @@ def publish_tree(staging: Path, output: Path) -> None:
         os.rename(staging, output)
 
 
+def point(output: Path, target: str) -> Path | None:
+    """Make `output` a link to `target` (relative to its folder) in one rename; returns
+    the plain folder it replaced, set aside for :func:`discard`, or None."""
+    link = output.parent / f".{output.name}.link-{os.getpid()}"
+    if os.path.lexists(link):
+        os.unlink(link)
+    os.symlink(target, link)
+    if output.is_symlink() or not os.path.lexists(output):
+        os.replace(link, output)  # atomic: the old link is replaced, never missing
+        return None
+    if exchange(link, output):  # a plain folder: the link takes its place at once
+        return _set_aside(link, output)
+    previous = _set_aside(output, output)
+    os.replace(link, output)
+    return previous
+
+
+def clone_tree(source: Path, destination: Path) -> int:
+    """A copy of `source` at `destination` (new) whose files are hard links to its
+    files; returns how many files."""
+    source, destination = str(source), str(destination)
+    os.mkdir(destination)
+    count = 0
+    for folder, subfolders, files in os.walk(source):
+        target = destination + folder[len(source):]
+        for name in subfolders:
+            os.mkdir(os.path.join(target, name))
+        for name in files:
+            os.link(os.path.join(folder, name), os.path.join(target, name), follow_symlinks=False)
+        count += len(files)
+    return count
+
+
+def sync_paths(source: Path, destination: Path, paths) -> None:
+    """Make each of `paths` (relative, '/'-separated) in `destination` what it is in
+    `source`: a hard link to the same file, a folder cloned whole, or nothing."""
+    for relative in sorted(paths):
+        parts = relative.split("/")
+        origin, target = os.path.join(source, *parts), os.path.join(destination, *parts)
+        if os.path.isdir(target) and not os.path.islink(target):
+            shutil.rmtree(target)
+        if os.path.isdir(origin):
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            clone_tree(Path(origin), Path(target))
+        elif os.path.lexists(origin):
+            link_over(origin, target)
+        else:
+            remove_file(destination, relative)
+
+
+def link_over(origin: str, target: str) -> None:
+    """`target` becomes a hard link to `origin` (a new name renamed over the old)."""
+    temporary = f"{target}.{os.getpid()}.tmp"
+    if os.path.lexists(temporary):
+        os.unlink(temporary)
+    try:
+        os.link(origin, temporary, follow_symlinks=False)
+    except FileNotFoundError:
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        os.link(origin, temporary, follow_symlinks=False)
+    os.replace(temporary, target)
+
+
+def remove_file(root: Path, relative: str) -> None:
+    """Remove a file and the folders it leaves empty (a persistent URL's folder)."""
+    path = os.path.join(root, *relative.split("/"))
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        return
+    directory = os.path.dirname(path)
+    while directory != str(root):
+        try:
+            os.rmdir(directory)
+        except OSError:
+            break
+        directory = os.path.dirname(directory)
+
+
+def clean_folder(folder: Path, keep: set[str]) -> None:
+    """Discard every entry of `folder` but `keep` and those named after a running
+    process ('...-<pid>': a build at work)."""
+    try:
+        entries = [entry.name for entry in os.scandir(folder)]
+    except FileNotFoundError:
+        return
+    for name in entries:
+        pid = name.rsplit("-", 1)[-1]
+        if name in keep or (pid.isdigit() and int(pid) != os.getpid() and _alive(int(pid))):
+            continue
+        aside = folder / f"old{time.monotonic_ns()}-{os.getpid()}"
+        try:
+            os.rename(folder / name, aside)
+        except OSError:
+            continue  # another build took it first
+        discard(aside)
+
+
 def _set_aside(path: Path, output: Path) -> Path:
     """Rename `path` beside `output` under a fresh name of this process, for deletion
     (trees set aside earlier may still be being deleted)."""
@@ -71,16 +180,26 @@ def discard(path: Path) -> None:
     try:
         child = os.fork()
     except (AttributeError, OSError):  # no fork here: remove it now
-        shutil.rmtree(path, ignore_errors=True)
+        _remove_any(path)
         return
     if child == 0:
         try:
             if os.fork() == 0:
                 os.setsid()
-                shutil.rmtree(path, ignore_errors=True)
+                _remove_any(path)
         finally:
             os._exit(0)
     os.waitpid(child, 0)
+
+
+def _remove_any(path: Path) -> None:
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
 
 
 def remove_stale(output: Path) -> None:
