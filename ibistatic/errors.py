@@ -84,11 +84,14 @@ class IbiSyntaxError(IbistaticError, ValueError):
 
     exit_code = 2
 
-    def __init__(self, text: str, position: int, expected: str, what: str = "IBI") -> None:
+    def __init__(self, text: str, position: int, expected: str, what: str = "IBI", hint: str = "") -> None:
         self.text = text
         self.position = max(0, min(position, len(text)))
         self.expected = expected
         self.what = what
+        #: what the text probably is, when that is not the grammar's business (a DOI, an
+        #: IBI followed by a catalog's series code); printed on a line of its own
+        self.hint = hint
         super().__init__(str(self))
 
     @property
@@ -105,7 +108,7 @@ class IbiSyntaxError(IbistaticError, ValueError):
             f"at character {self.position + 1}, found {self.found}\n"
             f"    {shown}\n"
             f"    {' ' * self.position}^"
-        )
+        ) + (f"\n    hint: {self.hint}" if self.hint else "")
 
 
 @dataclass(frozen=True, order=True)

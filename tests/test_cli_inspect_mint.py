@@ -91,7 +91,7 @@ def test_inspect_an_ibip(capsys):
         ),
         (
             "8JMKD3MGP8/34PGRBS",
-            "ibistatic inspect: invalid IBIp '8JMKD3MGP8/34PGRBS': expected an IBIp digit (2-9, A-H, J-N, P-U),"
+            "ibistatic inspect: invalid IBI '8JMKD3MGP8/34PGRBS': expected an IBIp digit (2-9, A-H, J-N, P-U),"
             " 'W' or 'X' at character 11, found '/'\n"
             "    8JMKD3MGP8/34PGRBS\n"
             "              ^\n",

@@ -125,8 +125,8 @@ BAD_ITEMS = [
                  [f"{E}: state: nothing; expected one of Original, Copy, Deleted (a required key)"], id="state-empty"),
     # ibip
     pytest.param(_original(ibip="8JMKD3MGP8W/35MMEIE"), FILES,
-                 [f"{E}: ibip: '8JMKD3MGP8W/35MMEIE' ('I' at character 18); {ANY_IBI}: an IBIp letter or digit "
-                  "(2-9, or A-Z but I, O, V, Y, Z) or end of input there"], id="ibip-letter-I"),
+                 [f"{E}: ibip: '8JMKD3MGP8W/35MMEIE' ('I' at character 18); {ANY_IBI}: an IBIp digit "
+                  "(2-9, A-H, J-N, P-U), 'W' or end of input there"], id="ibip-letter-I"),
     pytest.param(_original(ibip=REPO), FILES,
                  [f"{E}: ibip: '{REPO}'; expected an IBIp such as 8JMKD3MGP8W/35MME4E"], id="ibip-repository-form"),
     pytest.param(_original(ibip=12), FILES, [f"{E}: ibip: 12 (a number); {ANY_IBI}"], id="ibip-int"),
@@ -199,8 +199,8 @@ BAD_ITEMS = [
                  [f"{E}: metadata: '8jmkd3mgp8w/35mme4e'; expected the IBI of another item (a Metadata item)"],
                  id="metadata-own-ibip"),
     pytest.param(_original(metadata="x"), FILES,
-                 [f"{E}: metadata: 'x' (end of input at character 2); {ANY_IBI}: an IBIp letter or digit "
-                  "(2-9, or A-Z but I, O, V, Y, Z) or '/' there"], id="metadata-bad-ibi"),
+                 [f"{E}: metadata: 'x' (end of input at character 2); {ANY_IBI}: a letter, "
+                  "a digit, '-', '.' or '/' there"], id="metadata-bad-ibi"),
     # formats
     pytest.param(_original(content_type="Metadata", target="metadata.html", formats={"oai_dc": "oai_dc.xml"}),
                  ("metadata.html",),

@@ -140,10 +140,10 @@ IBIP_DIGIT = "an IBIp digit (2-9, A-H, J-N, P-U)"
 # (IBIp, caret position, expected)
 BAD_IBIPS = [
     ("8JMKD3MGP8/34PGRBS", 10, f"{IBIP_DIGIT}, 'W' or 'X'"),
-    ("W/34PGRBS", 0, "the coded IP in IBIp digits (2-9, A-H, J-N, P-U)"),
+    ("W/34PGRBS", 0, IBIP_DIGIT),
     ("22W/34PGRBS", 0, "an IBIp digit other than 2 (no leading zero in the coded IP)"),
-    ("8JMKD3MGP8WX/34PGRBS", 11, IBIP_DIGIT),
-    ("8JMKD3MGP8WW/34PGRBS", 11, IBIP_DIGIT),
+    ("8JMKD3MGP8WX/34PGRBS", 11, f"{IBIP_DIGIT} or '/'"),
+    ("8JMKD3MGP8WW/34PGRBS", 11, f"{IBIP_DIGIT} or '/'"),
     ("8JMKD3MGPW/34PGRBS", 0, "the code of an IPv4 address"),
     ("8JMKD3MGP8X/34PGRBS", 0, "the code of an IPv6 address"),
     ("7URMDHLL9SSN2D89MW/34PGRBS", 0, "the code of an IPv4 address"),
@@ -152,13 +152,13 @@ BAD_IBIPS = [
     ("8JMKD3MGP8W" + encode_number(800) + "/34PGRBS", 11, "the code of a port from 1 to 65535 other than 800"),
     ("8JMKD3MGP8W2/34PGRBS", 11, "the code of a port from 1 to 65535 other than 800"),
     ("8JMKD3MGP8W23/34PGRBS", 11, "an IBIp digit other than 2 (no leading zero in the coded port)"),
-    ("8JMKD3MGP8W/W3", 12, "the coded seconds in IBIp digits (2-9, A-H, J-N, P-U)"),
+    ("8JMKD3MGP8W/W3", 12, IBIP_DIGIT),
     ("8JMKD3MGP8W/234PGRBS", 12, "an IBIp digit other than 2 (no leading zero in the coded seconds)"),
-    ("8JMKD3MGP8W/34PGRBSX", 19, IBIP_DIGIT),
-    ("8JMKD3MGP8W/34PGRBSW", 20, "the coded fraction in IBIp digits (2-9, A-H, J-N, P-U)"),
+    ("8JMKD3MGP8W/34PGRBSX", 19, f"{IBIP_DIGIT}, 'W' or end of input"),
+    ("8JMKD3MGP8W/34PGRBSW", 20, IBIP_DIGIT),
     ("8JMKD3MGP8W/34PGRBSW2", 20, "the code of a fraction of 1 to 30 decimal digits"),
     ("8JMKD3MGP8W/34PGRBSW23", 20, "an IBIp digit other than 2 (no leading zero in the coded fraction)"),
-    ("8JMKD3MGP8W/34PGRBSW3W3", 21, IBIP_DIGIT),
+    ("8JMKD3MGP8W/34PGRBSW3W3", 21, f"{IBIP_DIGIT} or end of input"),
     ("8JMKD3MGP8W/34PGRBSW" + "U" * 22, 20, "the code of a fraction of 1 to 30 decimal digits"),
 ]
 

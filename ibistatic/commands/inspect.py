@@ -15,6 +15,8 @@ from fractions import Fraction
 from ..core.ibip import decode_ibip
 from ..core.identifiers import Ibi, Ibip, parse_ibi
 from ..core.minting import iso_date, suffix_seconds
+from ..core.urls import hint
+from ..errors import IbiSyntaxError
 
 __all__ = ["add_parser", "run", "describe"]
 
@@ -40,7 +42,7 @@ def json_seconds(seconds: Fraction | None) -> int | float | None:
 
 def describe(ibi: Ibi | str) -> dict[str, object]:
     """Everything ``inspect`` shows about an IBI, as JSON-ready values."""
-    value = parse_ibi(ibi) if isinstance(ibi, str) else ibi
+    value = _parse_with_hint(ibi) if isinstance(ibi, str) else ibi
     info: dict[str, object] = {
         "form": value.form,
         "ibi": value.text,
@@ -64,6 +66,15 @@ def describe(ibi: Ibi | str) -> dict[str, object]:
     info["date"] = None if seconds is None else iso_date(seconds)
     info["seconds"] = json_seconds(seconds)
     return info
+
+
+def _parse_with_hint(text: str) -> Ibi:
+    """parse_ibi, with a hint when the text is a persistent URL, a DOI or an IBI with a
+    catalog's series code after it."""
+    try:
+        return parse_ibi(text)
+    except IbiSyntaxError as error:
+        raise IbiSyntaxError(error.text, error.position, error.expected, error.what, hint(text)) from None
 
 
 def _shown(value: object) -> str:

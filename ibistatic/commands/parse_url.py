@@ -11,7 +11,10 @@ def add_parser(subparsers) -> None:
         help="print the parsedibiurl.* pairs of a persistent URL (Table 6.6)",
         description="Parse a persistent URL (or a bare IBI with modifier, path and query) "
         "and print what the resolver extracts from it (ibi-spec.md §4, Table 6.6, "
-        "Example 6.8) as a pair list, one pair per line, names sorted. A URL that does "
+        "Example 6.8) as a pair list, one pair per line, names sorted. The shapes urlib.net "
+        "and INPE's Archives print (/ibi/<IBI>, /rep/<IBI>, /rep-/<IBI>, /goto/<IBI>, "
+        "/goto-/<IBI>, ibi:<IBI>, /col/<IBI>/doc/<file>) name their IBI; a note on stderr "
+        "says which shape was read and which query pairs were ignored. A URL that does "
         "not parse exits with status 2 and a message pointing at the character.",
     )
     parser.add_argument(
@@ -39,4 +42,20 @@ def run(args) -> int:
     url = parse_persistent_url(args.url, args.base)
     pairs = parsed_pairs(url, client_ip=args.client_ip, language_preference=args.accept_language)
     sys.stdout.write(serialize_pairs(sorted(pairs, key=lambda pair: pair[0])) + "\n")
+    for note in notes(url):
+        sys.stderr.write(f"note: {note}\n")
     return 0
+
+
+def notes(url) -> list[str]:
+    """What parse-url read but does not print as a pair: the shape before the IBI and
+    the query pairs that are not the resolver's business (Table 6.3)."""
+    from ..core.urls import REQUIRED_STATUS, VERB_LIST
+
+    found = []
+    if url.shape:
+        found.append(f"{url.shape!r} before the IBI is a shape urlib.net and INPE's Archives print; read as the IBI")
+    ignored = [name for name, _ in url.query if name not in (REQUIRED_STATUS, VERB_LIST)]
+    if ignored:
+        found.append("ignored query pairs (not the resolver's business): " + ", ".join(ignored))
+    return found

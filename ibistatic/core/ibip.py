@@ -25,7 +25,7 @@ from decimal import Decimal
 from fractions import Fraction
 
 from ..errors import IbiSyntaxError, UsageError
-from .identifiers import Ibip, parse_ibip
+from .identifiers import IBIP_DIGIT, Ibip, parse_ibip
 
 __all__ = [
     "DIGITS",
@@ -66,7 +66,6 @@ _MAX_IPV6_CODE = len(IPV6_DIGITS) ** 45
 
 DECIMAL_SECONDS = re.compile(r"[0-9]+(?:\.[0-9]+)?")  # POSIX seconds as a decimal string
 _DIGIT_VALUES = {digit: value for value, digit in enumerate(DIGITS)}
-IBIP_DIGIT = "an IBIp digit (2-9, A-H, J-N, P-U)"
 
 
 # --- exact dates -------------------------------------------------------------------

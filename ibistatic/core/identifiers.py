@@ -8,6 +8,20 @@ an *IBIp* (Table 7.1) is written opaquely from an IP address::
 
     8JMKD3MGP8W/35MME4E
 
+Table 7.1 alone reads ``IBIp = word "/" word``; Algorithms 5-7 say what the words hold,
+and this module's IBIp grammar is theirs, so that ``rep/8JMKD3MGP7W`` (no ``W`` or
+``X`` in ``rep``) is not an IBIp anywhere: not in :func:`parse_ibi`, not in a persistent
+URL, not in the index, not in the browser (``site_src/assets/resolve.js`` copies
+:data:`IBIP`)::
+
+    IBIp   = prefix "/" suffix
+    prefix = 1*digit ("W" | "X") *digit    ; coded IP, W (IPv4) or X (IPv6), coded port
+    suffix = 1*digit ["W" 1*digit]         ; coded seconds, then W and the coded fraction
+    digit  = 2-9 | the letters but I, O, V, W, X, Y, Z   ; Table 7.6, either case
+
+Decoding (:mod:`.ibip`) goes further: the numbers must be an IP address, a port and a
+date (no leading zero digit, port 1-65535 other than 800).
+
 Both are case-insensitive: values compare and hash on their canonical :attr:`key`
 (lower case for repository names, upper case for IBIps) and keep the text as given.
 
@@ -43,7 +57,9 @@ __all__ = [
 # by a letter.
 WORD_CHARACTERS = re.compile(r"[A-Za-z0-9-]*")  # *(ALPHANUM | "-")
 DIGITS = re.compile(r"[0-9]*")  # *DIGIT
-IBIP_WORD = re.compile(r"[2-9A-HJ-NP-UWXa-hj-np-uwx]*")  # *ALPHANUM of Table 7.1
+IBIP_DIGITS = re.compile(r"[2-9A-HJ-NP-Ua-hj-np-u]*")  # *digit of Table 7.6
+IBIP_PORT_SEPARATORS = "WXwx"  # Algorithm 5: W after an IPv4, X after an IPv6
+IBIP_FRACTION_SEPARATORS = "Ww"  # Algorithm 6: W before the coded fraction
 
 # The whole grammars as single regular expressions (both are regular), for the fast
 # accept of well-formed text; the rule-by-rule parser below runs only to explain a
@@ -54,7 +70,10 @@ REPOSITORY = re.compile(
     rf"(?P<subdomain>(?:{_WORD}\.)*{_LAST_WORD}\.?)/(?P<word>{_WORD})(?:(?P<separator>[.@])(?P<port>[0-9]+))?"
     r"/(?P<suffix>[0-9]{4,}/[0-9]{2}\.[0-9]{2}\.[0-9]{2}\.[0-9]{2}(?:\.[0-9]{2}(?:\.[0-9]+)?)?)"
 )
-IBIP = re.compile(r"(?P<prefix>[2-9A-HJ-NP-UWXa-hj-np-uwx]+)/(?P<suffix>[2-9A-HJ-NP-UWXa-hj-np-uwx]+)")
+_IBIP_DIGIT = r"[2-9A-HJ-NP-Ua-hj-np-u]"
+IBIP = re.compile(
+    rf"(?P<prefix>{_IBIP_DIGIT}+[WXwx]{_IBIP_DIGIT}*)/(?P<suffix>{_IBIP_DIGIT}+(?:[Ww]{_IBIP_DIGIT}+)?)"
+)
 
 ALPHA = frozenset(string.ascii_letters)
 DIGIT = frozenset(string.digits)
@@ -62,7 +81,7 @@ DIGIT = frozenset(string.digits)
 # What the error message says was expected.
 LETTER = "a letter"
 A_DIGIT = "a digit"
-IBIP_CHARACTER = "an IBIp letter or digit (2-9, or A-Z but I, O, V, Y, Z)"
+IBIP_DIGIT = "an IBIp digit (2-9, A-H, J-N, P-U)"
 END = "end of input"
 
 
@@ -338,18 +357,49 @@ def _repository(cur: _Cursor) -> RepositoryName | None:
     )
 
 
-def _ibip_word(cur: _Cursor) -> str | None:
-    """word = 1*ALPHANUM   ; Table 7.1: 2-9 and the letters but I, O, V, Y, Z"""
-    word = cur.run(IBIP_WORD)
-    cur.expect(cur.pos, IBIP_CHARACTER)
-    return word or None
+def _ibip_digits(cur: _Cursor) -> str | None:
+    """1*digit   ; Table 7.6: 2-9 and the letters but I, O, V, W, X, Y, Z"""
+    digits = cur.run(IBIP_DIGITS)
+    cur.expect(cur.pos, IBIP_DIGIT)
+    return digits or None
+
+
+def _ibip_separator(cur: _Cursor, separators: str) -> bool:
+    """One of *separators* (``W`` or ``X``), which are not digits."""
+    if cur.peek() and cur.peek() in separators:
+        cur.pos += 1
+        return True
+    cur.expect(cur.pos, *(repr(char) for char in separators if char.isupper()))
+    return False
+
+
+def _ibip_prefix(cur: _Cursor) -> str | None:
+    """prefix = 1*digit ("W" | "X") *digit   ; coded IP, separator, coded port (Algorithm 5)"""
+    start = cur.pos
+    if _ibip_digits(cur) is None or not _ibip_separator(cur, IBIP_PORT_SEPARATORS):
+        cur.pos = start
+        return None
+    cur.run(IBIP_DIGITS)
+    cur.expect(cur.pos, IBIP_DIGIT)
+    return cur.text[start : cur.pos]
+
+
+def _ibip_suffix(cur: _Cursor) -> str | None:
+    """suffix = 1*digit ["W" 1*digit]   ; coded seconds, coded fraction (Algorithm 6)"""
+    start = cur.pos
+    if _ibip_digits(cur) is None:
+        return None
+    mark = cur.pos
+    if _ibip_separator(cur, IBIP_FRACTION_SEPARATORS) and _ibip_digits(cur) is None:
+        cur.pos = mark
+    return cur.text[start : cur.pos]
 
 
 def _ibip(cur: _Cursor) -> Ibip | None:
-    """IBIp = word "/" word"""
+    """IBIp = prefix "/" suffix"""
     start = cur.pos
-    prefix = _ibip_word(cur)
-    suffix = _ibip_word(cur) if prefix is not None and cur.take("/") else None
+    prefix = _ibip_prefix(cur)
+    suffix = _ibip_suffix(cur) if prefix is not None and cur.take("/") else None
     if prefix is None or suffix is None:
         cur.pos = start
         return None
@@ -390,9 +440,12 @@ def parse_ibip(text: str) -> Ibip:
 
 
 def _looks_like_ibip(text: str, start: int) -> bool:
-    """Whether the text up to the first "/" could be an IBIp prefix (coded IP, W or X, port)."""
+    """Whether the text up to the first "/" is IBIp letters with a digit or a W or X in
+    them (a host name's last word rarely holds digits)."""
     head = text[start:].split("/", 1)[0]
-    return bool(head) and IBIP_WORD.fullmatch(head) is not None and bool(set(head) & set("WXwx"))
+    return bool(head) and re.fullmatch(r"[2-9A-HJ-NP-UWXa-hj-np-uwx]+", head) is not None and bool(
+        set(head) & set("23456789" + IBIP_PORT_SEPARATORS)
+    )
 
 
 def _blame(repository: _Cursor, ibip: _Cursor, start: int) -> IbiSyntaxError:

@@ -12,6 +12,14 @@ The standard's base is ``http://urlib.net/``; in ibistatic it is the publisher's
 business (Table 6.3): ``ibiurl.requireditemstatus=Original`` and
 ``ibiurl.verblist=<verb list>``; other pairs are kept but not interpreted.
 
+The URLs INPE and urlib.net print put a word between the resolver and the IBI
+(``http://urlib.net/ibi/8JMKD3MGP3W34T/47AF772``, ``http://<archive>/rep/<IBI>``, see
+:data:`SHAPES`), and citations write ``ibi:<IBI>``; an Archive's own file address is
+``http://<archive>/col/<IBI>/doc/<file>``.  Each names the IBI after it (and the file),
+so each is read as that IBI: an institution that moves its links keeps every printed
+citation working.  When text is no persistent URL, :func:`hint` says what it probably
+is (a DOI; an IBI followed by a catalog's series code, ``...07.20.15.45-NTC``).
+
 :func:`build_persistent_url` writes the one canonical spelling of a request, and
 :func:`parsed_pairs` gives what the resolver extracts from it (Table 6.6).
 """
@@ -40,6 +48,8 @@ __all__ = [
     "parse_persistent_url",
     "build_persistent_url",
     "parsed_pairs",
+    "hint",
+    "SHAPES",
     "REQUIRED_STATUS",
     "VERB_LIST",
     "ORIGINAL",
@@ -49,6 +59,18 @@ WHAT = "persistent URL"
 REQUIRED_STATUS = "ibiurl.requireditemstatus"
 VERB_LIST = "ibiurl.verblist"
 ORIGINAL = "Original"
+
+#: Words that urlib.net and the Archives print before an IBI (``/ibi/<IBI>``,
+#: ``/rep/<IBI>``, ``/rep-/<IBI>``, ``/goto/<IBI>``, ``/goto-/<IBI>``) and the ``ibi:``
+#: of citations.  A repository name could begin with ``rep/`` or ``ibi/`` only if a
+#: host name ended in the one-word domain ``rep`` or ``ibi``, and none does.
+SHAPES = ("ibi/", "rep/", "rep-/", "goto/", "goto-/", "ibi:")
+#: An Archive's address of an item's files: ``col/<IBI>/doc/<file>``.
+ARCHIVE_FILES, DOC_FOLDER = "col/", "/doc"
+# A DOI as written bare, with "doi:" or as a doi.org link (https://www.doi.org/the-identifier/resources/handbook/2_numbering).
+DOI = re.compile(r"(?:doi:\s*|https?://(?:dx\.)?doi\.org/)?(?P<doi>10\.[0-9]{4,9}/\S+)", re.IGNORECASE)
+# A catalog's series code after an IBI: -NTC, -TDI, -RPQ, -PUD...
+SERIES_CODE = re.compile(r"-[A-Za-z]{2,5}(?![A-Za-z0-9])")
 
 # scheme "://" authority (RFC 3986 §3.1, §3.2): where a base URL ends.
 SCHEME_AUTHORITY = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/?#\s]*")
@@ -73,6 +95,8 @@ class PersistentUrl:
     filepath: str = ""
     required_status: str = ""
     query: tuple[tuple[str, str], ...] = ()
+    #: the word before the IBI (one of :data:`SHAPES`, or ``"col/"``), ``""`` if none
+    shape: str = ""
 
     @property
     def relation(self) -> Relation:
@@ -95,15 +119,46 @@ def parse_persistent_url(url: str, base: str | None = None) -> PersistentUrl:
     scheme is a bare IBI with its modifier, path and query (what users type into the
     resolver's command line); its base is ``""``.
     """
+    try:
+        return _parse(url, base)
+    except IbiSyntaxError as error:
+        if error.hint:
+            raise
+        raise IbiSyntaxError(url, error.position, error.expected, error.what, hint(url)) from None
+
+
+def _parse(url: str, base: str | None) -> PersistentUrl:
+    url = url.split("#", 1)[0]  # a fragment is the client's (RFC 3986 §3.5): never sent
     base_text, position = _base(url, base)
+    shape, position = _shape(url, position)
     ibi, position = _ibi(url, position)
-    modifier, position = match_modifier(url, position, WHAT, ("/", "?"))
+    if shape == ARCHIVE_FILES:
+        modifier, position = (), _doc_folder(url, position)
+    else:
+        modifier, position = match_modifier(url, position, WHAT, ("/", "?"))
     filepath, position = _path_absolute(url, position)
     pairs = match_query(url, position + 1, WHAT) if position < len(url) else []
     required_status = _required_status(url, pairs)
     verbs = _verb_list(url, pairs, modifier)
     query = tuple((pair.name, pair.value) for pair in pairs)
-    return PersistentUrl(base_text, ibi, modifier, verbs, filepath, required_status, query)
+    return PersistentUrl(base_text, ibi, modifier, verbs, filepath, required_status, query, shape)
+
+
+def _shape(url: str, start: int) -> tuple[str, int]:
+    """The word of :data:`SHAPES` (or ``col/``) at *start*, and the index after it."""
+    for shape in SHAPES + (ARCHIVE_FILES,):
+        if url.startswith(shape, start):
+            return shape, start + len(shape)
+    return "", start
+
+
+def _doc_folder(url: str, start: int) -> int:
+    """``/doc`` after the IBI of ``col/<IBI>/doc/<file>``; the index of the ``/`` that
+    begins the file path."""
+    if not url.startswith(DOC_FOLDER + "/", start):
+        matched = next(i for i in range(len(DOC_FOLDER) + 1) if not url.startswith((DOC_FOLDER + "/")[: i + 1], start))
+        raise IbiSyntaxError(url, start + matched, "'/doc/' (an Archive's files are col/<IBI>/doc/<file>)", WHAT)
+    return start + len(DOC_FOLDER)
 
 
 def _base(url: str, base: str | None) -> tuple[str, int]:
@@ -130,11 +185,33 @@ def _with_slash(base: str) -> str:
 
 
 def _ibi(url: str, start: int) -> tuple[Ibi, int]:
-    """``IBI = repositorio | IBIp``, named as part of the persistent URL in errors."""
+    """``IBI = repositorio | IBIp``, named as part of the persistent URL in errors.
+
+    When the IBI begins after a word that is no shape (``/foo/8JMKD3MGP7W/3FB2RJE``),
+    the caret goes to that word and the hint says where the IBI begins."""
     try:
         return match_ibi(url, start)
     except IbiSyntaxError as error:
-        raise IbiSyntaxError(url, error.position, error.expected, WHAT) from None
+        later = _later_ibi(url, start)
+        if later is None:
+            raise IbiSyntaxError(url, error.position, error.expected, WHAT) from None
+        shapes = ", ".join(SHAPES + (ARCHIVE_FILES,))
+        raise IbiSyntaxError(
+            url, start, f"an IBI, or one of the words {shapes} before it", WHAT,
+            f"an IBI begins at character {later[0] + 1}: {later[1].text}",
+        ) from None
+
+
+def _later_ibi(url: str, start: int) -> tuple[int, Ibi] | None:
+    """The first IBI that begins after a ``/`` of the path after *start*."""
+    path = url[start:].split("?", 1)[0]
+    for offset, char in enumerate(path):
+        if char == "/":
+            try:
+                return start + offset + 1, match_ibi(url, start + offset + 1)[0]
+            except IbiSyntaxError:
+                continue
+    return None
 
 
 def _path_absolute(url: str, start: int) -> tuple[str, int]:
@@ -164,6 +241,41 @@ def _check_file_path(url: str, path: str, positions: tuple[int, ...]) -> None:
     for index, char in enumerate(path):
         if ord(char) < 0x20 or ord(char) == 0x7F:
             raise IbiSyntaxError(url, positions[index], "a file name character", WHAT)
+
+
+def hint(text: str) -> str:
+    """What *text*, which is no IBI or persistent URL, probably is; ``""`` if nothing
+    comes to mind.  Only called on the way to an error, so it may take its time."""
+    doi = DOI.fullmatch(text.strip())
+    if doi is not None:
+        return f"{doi['doi']} is a DOI, not an IBI: it resolves at https://doi.org/{doi['doi']}"
+    found = []
+    for start in _ibi_starts(text):
+        try:
+            ibi, end = match_ibi(text, start)
+        except IbiSyntaxError:
+            continue
+        series = SERIES_CODE.match(text, end)
+        if series is not None:
+            return (
+                f"{series.group()!r} is a catalog's series code, not part of the IBI: "
+                f"the IBI is {ibi.text}"
+            )
+        found.append(ibi.text)
+    if found and found[0] != text.strip():
+        return f"the IBI in it is {found[0]}"
+    try:
+        named = _parse(text, None).ibi.text
+    except IbiSyntaxError:
+        return ""
+    return f"this is a persistent URL; the IBI it names is {named}" if named != text.strip() else ""
+
+
+def _ibi_starts(text: str) -> list[int]:
+    """Where an IBI may begin: the start and after each ``:``, ``<`` or space before any
+    query (as in ``IBI: <8JMKD3MGP3W34T/47AF772>``)."""
+    head = text.split("?", 1)[0]
+    return [0] + [index + 1 for index, char in enumerate(head) if char in ":< "]
 
 
 def _pair(pairs: list[QueryPair], url: str, name: str) -> QueryPair | None:

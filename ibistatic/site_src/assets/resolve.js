@@ -26,8 +26,14 @@
   const REPOSITORY = new RegExp(
     "(?:" + WORD + "\\.)*" + LAST_WORD + "\\.?/" + WORD + "(?:[.@][0-9]+)?" +
     "/[0-9]{4,}/[0-9]{2}\\.[0-9]{2}\\.[0-9]{2}\\.[0-9]{2}(?:\\.[0-9]{2}(?:\\.[0-9]+)?)?", "y");
-  // IBIp = word "/" word ; word = 1*ALPHANUM over 2-9 and the letters but I O V Y Z
-  const IBIP = /[2-9A-HJ-NP-UWXa-hj-np-uwx]+\/[2-9A-HJ-NP-UWXa-hj-np-uwx]+/y;
+  // IBIp = prefix "/" suffix ; prefix = 1*digit ("W" | "X") *digit ; suffix = 1*digit
+  // ["W" 1*digit] ; digit = 2-9 and the letters but I O V W X Y Z (core/identifiers.IBIP)
+  const IBIP = /[2-9A-HJ-NP-Ua-hj-np-u]+[WXwx][2-9A-HJ-NP-Ua-hj-np-u]*\/[2-9A-HJ-NP-Ua-hj-np-u]+(?:[Ww][2-9A-HJ-NP-Ua-hj-np-u]+)?(?![2-9A-HJ-NP-UWXa-hj-np-uwx])/y;
+  // Words printed before an IBI by urlib.net, the Archives and citations (core/urls.SHAPES),
+  // and an Archive's address of an item's files, col/<IBI>/doc/<file>.
+  const SHAPES = ["ibi/", "rep/", "rep-/", "goto/", "goto-/", "ibi:"];
+  const ARCHIVE_FILES = "col/";
+  const DOC_FOLDER = "/doc";
   // path-absolute characters (RFC 3986 pchar and "/")
   const PATH_CHARACTER = /[A-Za-z0-9\-._~%!$&'()*+,;=:@/]/;
   // query caractere: printable ASCII but space, "#", "&" and "="
@@ -307,8 +313,16 @@
 
   /** URL-persistente = IBI [mdf] [path-absolute] ["?" pergunta], after the base. */
   function parseRequest(text) {
-    const [ibi, afterIbi] = matchIbi(text, 0);
-    const [modifier, afterModifier] = matchModifier(text, afterIbi);
+    const shape = SHAPES.concat([ARCHIVE_FILES]).find(function (word) { return text.startsWith(word); }) || "";
+    const [ibi, afterIbi] = matchIbi(text, shape.length);
+    let modifier = [];
+    let afterModifier = afterIbi;
+    if (shape === ARCHIVE_FILES) {
+      if (!text.startsWith(DOC_FOLDER + "/", afterIbi)) fail(text, afterIbi, "'/doc/' (an Archive's files are col/<IBI>/doc/<file>)");
+      afterModifier = afterIbi + DOC_FOLDER.length;
+    } else {
+      [modifier, afterModifier] = matchModifier(text, afterIbi);
+    }
     const [filepath, afterPath] = matchPath(text, afterModifier);
     const pairs = afterPath < text.length ? matchQuery(text, afterPath + 1) : [];
     const status = onePair(pairs, text, "ibiurl.requireditemstatus");
@@ -328,7 +342,7 @@
       }
     }
     return {
-      ibi: ibi, modifier: modifier, steps: verbs.steps, fileList: verbs.fileList,
+      ibi: ibi, shape: shape, modifier: modifier, steps: verbs.steps, fileList: verbs.fileList,
       filepath: filepath, requiredStatus: status !== null ? "Original" : "",
     };
   }
