@@ -6,11 +6,17 @@ and its answer is computed by the same MONTARLISTADEURL.  The steps:
 
 1. Ask every Archive, in the configured order, for the IBI and the wanted relation.
 2. With ``requireditemstatus=Original``: exactly one answer claiming the original is
-   taken; none → ``no-original``.  Two or more Archives claiming the original is a
-   ``conflict`` alert whatever was asked (§3: "two or more Archives are under
-   suspicion; an investigation is needed").
-3. Otherwise the first non-empty answer that satisfies the request; an answer with
-   state Deleted only ends in ``deleted`` when no other Archive has the item.
+   taken; none → ``no-original``; two or more → ``conflict`` ("two or more Archives are
+   under suspicion; an investigation is needed").  Only then: "Em todos os outros casos,
+   o resolvedor seleciona a primeira resposta não vazia que satisfaz a mensagem" (§6.2),
+   so a double claim does not stop a plain request (the build reports it as a problem).
+3. Otherwise the first answer that satisfies the request: the first, in the configured
+   order, that holds the item (not Deleted) and gives the URL of the wanted relation or
+   an IBI to follow.  Its URL wins, and when it has none its IBI is followed even if a
+   later Archive's answer has the URL ("se a resposta não contiver a URL ... uma nova
+   mensagem ... o valor ... é, dentre os IBI contidos na resposta selecionada, aquele que
+   atende a lista de verbos").  An answer with state Deleted only ends in ``deleted``
+   when no other Archive has the item.
 4. No URL for the wanted relation: follow the ``ibi<prefix>`` of the longest answered
    prefix of the relation with the steps still to apply, or ``ibi.nextedition`` with
    the verb list unchanged; a chain that comes back to where it was is a ``loop``.
@@ -144,12 +150,12 @@ def resolve(
                 answers.append((view, _as_dict(pairs)))
         if not answers:
             return _alert("not-found", chain)
-        originals = [(v, a) for v, a in answers if _claims_original(a)]
-        if len(originals) > 1:
-            return _alert("conflict", chain, ibi=text)
         if required_status == "Original":
+            originals = [(v, a) for v, a in answers if _claims_original(a)]
             if not originals:
                 return _alert("no-original", chain, ibi=text)
+            if len(originals) > 1:
+                return _alert("conflict", chain, ibi=text)
             answers = originals
         live = [(v, a) for v, a in answers if a.get("state") != "Deleted"]
         if not live:
@@ -166,8 +172,8 @@ def resolve(
 
 
 def _from_answers(answers, steps: Relation, languages: Sequence[str]):
-    """A Resolution when an answer has the URL; (IBI, steps) to ask next; None if stuck."""
-    follow = None
+    """The first answer that satisfies the request decides: a Resolution when it has the
+    URL, else (IBI, steps) to ask next; None when no answer gives either."""
     for view, answer in answers:
         concrete = _choose_languages(steps, answer, languages)
         if concrete is not None:
@@ -179,9 +185,10 @@ def _from_answers(answers, steps: Relation, languages: Sequence[str]):
                     ibi=_first_form(answer.get("ibi" + suffix)),
                     content_type=answer.get("contenttype" + suffix), relation=suffix,
                 )
-        if follow is None:
-            follow = _next_request(answer, concrete if concrete is not None else steps)
-    return follow
+        follow = _next_request(answer, concrete if concrete is not None else steps)
+        if follow is not None:
+            return follow
+    return None
 
 
 def _next_request(answer: dict, steps: Relation) -> tuple[str, Relation] | None:

@@ -660,8 +660,9 @@
     return null;
   }
 
+  /** The first answer that satisfies the request decides (resolution._from_answers):
+   *  its URL, else the IBI it gives to follow; null when no answer gives either. */
   function fromAnswers(answers, steps, languages) {
-    let next = null;
     for (const [view, answer] of answers) {
       const concrete = chooseLanguages(steps, answer, languages);
       if (concrete !== null) {
@@ -673,9 +674,10 @@
           };
         }
       }
-      if (next === null) next = nextRequest(answer, concrete !== null ? concrete : steps);
+      const next = nextRequest(answer, concrete !== null ? concrete : steps);
+      if (next !== null) return next;
     }
-    return next;
+    return null;
   }
 
   /** resolution.resolve over `index` (synchronous: throws NeedShard for a missing shard). */
@@ -696,10 +698,11 @@
         if (answer !== null) answers.push([view, answer]);
       }
       if (!answers.length) return alert("not-found", chain);
-      const originals = answers.filter(function (a) { return a[1].state === "Original"; });
-      if (originals.length > 1) return alert("conflict", chain, { ibi: text });
       if (request.requiredStatus === "Original") {
+        // a double claim alerts only when the original is asked for (§6.2)
+        const originals = answers.filter(function (a) { return a[1].state === "Original"; });
         if (!originals.length) return alert("no-original", chain, { ibi: text });
+        if (originals.length > 1) return alert("conflict", chain, { ibi: text });
         answers = originals;
       }
       const live = answers.filter(function (a) { return a[1].state !== "Deleted"; });
