@@ -343,7 +343,9 @@ def filter_property_list(pairs: list[Pair], verbs: VerbList | None) -> list[Pair
 
     Optional in the standard, and it never changes the outcome.  ``ibi.nextedition`` is
     kept when the verb list asks for the last edition; ``state``/``timestamp`` of a
-    Deleted answer are kept so that the resolver can tell it was deleted.
+    Deleted answer are kept so that the resolver can tell it was deleted.  ``urlkey`` is
+    kept only when a ``url`` pair is: a key serves only the acknowledgment of a URL (the
+    first listing of §8.2, which has no URL, has no urlkey; the second has both).
     """
     wanted: Relation = verbs.steps if verbs is not None else ()
     asks_last_edition = any(step.kind == "lastedition" for step in wanted)
@@ -358,16 +360,24 @@ def filter_property_list(pairs: list[Pair], verbs: VerbList | None) -> list[Pair
             split = _relation_of(name)
             if split is not None and split[1] != ".archiveservice" and _matches(split[1], wanted):
                 kept.append((name, value))
+    if not any((_relation_of(name) or ("",))[0] == "url" for name, _ in kept):
+        kept = [(name, value) for name, value in kept if name != "urlkey"]
     return kept
 
 
-def archive_response(view: ArchiveView, query: Mapping[str, str], urlkey: Callable[[], str] = new_urlkey) -> list[Pair]:
+def archive_response(
+    view: ArchiveView, query: Mapping[str, str], urlkey: Callable[[], str] = new_urlkey, filtered: bool = True,
+) -> list[Pair]:
     """Algorithm 1 (MONTARRESPOSTA) for the three service subjects of §7.
 
-    `query` holds the decoded request pairs; raises UsageError for an unknown subject or
-    a urlRequest without ``parsedibiurl.ibi``.
+    `query` holds the decoded request pairs; `filtered=False` leaves out the optional
+    FILTRARLISTADEURL (line 17), as Example 7.2 shows.  Raises UsageError for an unknown subject and
+    IbiSyntaxError for a verb list that does not parse.  A urlRequest without
+    ``parsedibiurl.ibi``, or with one that does not parse, names no IBI this Archive
+    holds: its answer is the empty one (Algorithm 2, line 3), never an error list that a
+    resolver taking "the first non-empty answer" would take.
     """
-    from ..errors import UsageError
+    from ..errors import IbiSyntaxError, UsageError
     from .identifiers import ibi_key
     from .relations import parse_verb_list
 
@@ -380,11 +390,13 @@ def archive_response(view: ArchiveView, query: Mapping[str, str], urlkey: Callab
         raise UsageError(
             f"servicesubject {subject!r}: expected inclusionConfirmationRequest, urlRequest or acknowledgment"
         )
-    if not query.get("parsedibiurl.ibi"):
-        raise UsageError("urlRequest without parsedibiurl.ibi: expected the IBI to resolve")
     verbs = parse_verb_list(query["parsedibiurl.verblist"]) if query.get("parsedibiurl.verblist") else None
-    key = ibi_key(query["parsedibiurl.ibi"])
+    try:
+        key = ibi_key(query.get("parsedibiurl.ibi", ""))
+    except IbiSyntaxError:
+        return []
     # parsedibiurl.filepath is path-absolute (Table 6.9); item files are relative to doc/
     filepath = query.get("parsedibiurl.filepath", "").lstrip("/")
     pairs = property_list(view, key, filepath=filepath, verbs=verbs, urlkey=urlkey)
-    return filter_property_list(pairs, verbs)
+    # "O uso da rotina FILTRARLISTADEURL é facultativa" (§7): unfiltered, the whole list
+    return filter_property_list(pairs, verbs) if filtered else pairs
