@@ -12,9 +12,6 @@ to follow decides, even when a later Archive's answer has the URL directly.
 
 from __future__ import annotations
 
-import json
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -29,14 +26,13 @@ from ibistatic.index.reader import Index
 from ibistatic.resolver import Resolver
 from ibistatic.site.build import build_site
 
+from node_resolver import NODE, node_resolve
 from site_helpers import write_config
 
 SITE_URL = "http://ibi.example.org/"
 REP = "example.org/rep/2020/01.02.03.04"
 A_URL = "http://a.example.org/col/example.org/rep/2020/01.02.03.04/doc/a.txt"
 B_URL = "http://b.example.org/col/example.org/rep/2020/01.02.03.04/doc/b.txt"
-JS = Path(__file__).resolve().parent.parent / "ibistatic" / "site_src" / "assets" / "resolve.js"
-NODE = shutil.which("node") or shutil.which("nodejs")
 
 
 def two_claims(root: Path) -> list[Path]:
@@ -115,39 +111,11 @@ def test_first_satisfying_answer_is_followed_before_a_later_url(tmp_path):
     assert result.url == "http://b.example.org/col/example.org/rep/2020/01.02.03.05/doc/m.html"
 
 
-NODE_SCRIPT = r"""
-const fs = require("fs");
-const path = require("path");
-// node -e: process.argv is [node, ...arguments]
-const api = require(process.argv[1]);
-const site = process.argv[2];
-const manifest = JSON.parse(fs.readFileSync(path.join(site, "index", "manifest.json"), "utf8"));
-const index = new api.Index(manifest, {});
-const out = [];
-for (const request of JSON.parse(process.argv[3])) {
-  const parsed = api.parseRequest(request);
-  for (;;) {
-    try { out.push(api.resolveParsed(index, parsed, [])); break; }
-    catch (error) {
-      if (!(error instanceof api.NeedShard)) throw error;
-      const file = path.join(site, "index", "shards", error.name + ".json");
-      index.shards[error.name] = fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, "utf8")) : {};
-    }
-  }
-}
-process.stdout.write(JSON.stringify(out));
-"""
-
-
 @pytest.mark.skipif(NODE is None, reason="node is not installed")
 def test_browser_resolver_follows_the_rule(built):
     site, _ = built
     requests = [REP, REP + "!", REP + "?ibiurl.requireditemstatus=Original"]
-    done = subprocess.run(
-        [NODE, "-e", NODE_SCRIPT, str(JS), str(site), json.dumps(requests)],
-        capture_output=True, text=True, timeout=60, check=True,
-    )
-    plain, last, original = json.loads(done.stdout)
+    plain, last, original = node_resolve(site, requests)
     assert (plain["url"], plain["alert"], plain["archive"]) == (A_URL, None, "a")
     assert (last["url"], last["alert"]) == (A_URL, None)
     assert (original["url"], original["alert"]) == (None, "conflict")

@@ -9,7 +9,9 @@ How relations are read from descriptors (archive-format.md, last section):
 - ``.lastedition``: the item itself when it has no ``next-edition``; otherwise unknown
   (the answer carries ``ibi.nextedition`` instead and the resolver follows it).
 - ``.translation(L)``: the item itself when its language is L, else ``translations[L]``;
-  a tag L matches L-CC and vice versa when no exact match exists.
+  a tag L matches L-CC and vice versa when no exact match exists.  After
+  ``.metadata(oai_dc)`` the format is kept: the item itself gives the same oai_dc
+  file, another item its own ``formats.oai_dc`` file (no URL when it has none).
 - ``.translation``: the item itself when its language is not given.
 - ``.metadata`` / ``.metadata(oai_dc)``: the ``metadata`` item's target / ``oai_dc``
   format file; with inline ``dublin-core`` instead, the pages ibistatic publishes, with
@@ -123,6 +125,8 @@ class Related:
     file: str | None = None  # the file of `item` the relation points at (may carry ?query)
     inline: str | None = None  # 'metadata' | 'oai_dc': ibistatic's page of `owner`'s dublin-core
     owner: Item | None = None
+    #: the metadata format reached (`.metadata(oai_dc)`): later steps keep it
+    format: str | None = None
 
 
 def _tag_language(tag: str) -> str:
@@ -147,13 +151,20 @@ def translation_target(item: Item, language: str) -> tuple[str, Ibi | None] | No
     return None
 
 
-def _reference(view: ArchiveView, ibi: Ibi, file_of: Callable[[Item], str | None]) -> Related:
+def _reference(view: ArchiveView, ibi: Ibi, format: str | None = None) -> Related:
+    """The item `ibi` names: its target, or its file of `format` (None if it has none)."""
     target = view.item(ibi.key)
-    return Related(ibi_forms_of(ibi), target, file_of(target) if target is not None else None)
+    if target is None:
+        return Related(ibi_forms_of(ibi), None, format=format)
+    file = target.target if format is None else target.format_file(format)
+    return Related(ibi_forms_of(ibi), target, file, format=format)
 
 
-def _self_by_language(item: Item) -> Related:
-    return Related(ibi_forms_of(item.repository), item, item.target)
+def _self_by_language(current: Related) -> Related:
+    """The item itself reached through its own language: the same file (a metadata
+    format reached before is kept), named by its repository name (Example 7.2)."""
+    item = current.item
+    return Related(ibi_forms_of(item.repository), item, current.file, format=current.format)
 
 
 def _step(view: ArchiveView, current: Related, step: Step) -> Related | None:
@@ -167,15 +178,15 @@ def _step(view: ArchiveView, current: Related, step: Step) -> Related | None:
         return current if item.next_edition is None else None
     if step.kind == "translation":
         if step.param is None:
-            return _self_by_language(item) if item.language is None else None
+            return _self_by_language(current) if item.language is None else None
         found = translation_target(item, step.param)
         if found is None:
             return None
-        return _self_by_language(item) if found[0] == "self" else _reference(view, found[1], lambda t: t.target)
+        # another item in that language: its record of the same format, if it has one
+        return _self_by_language(current) if found[0] == "self" else _reference(view, found[1], current.format)
     if step.kind == "metadata":
         if item.metadata is not None:
-            file_of = (lambda t: t.target) if step.param is None else (lambda t: t.format_file(step.param))
-            return _reference(view, item.metadata, file_of)
+            return _reference(view, item.metadata, step.param)
         if item.dublin_core:
             return Related(None, None, inline=step.param or "metadata", owner=item)
         return None

@@ -20,9 +20,9 @@ and its answer is computed by the same MONTARLISTADEURL.  The steps:
 4. No URL for the wanted relation: follow the ``ibi<prefix>`` of the longest answered
    prefix of the relation with the steps still to apply, or ``ibi.nextedition`` with
    the verb list unchanged; a chain that comes back to where it was is a ``loop``.
-   A prefix ending in ``.metadata(oai_dc)`` is not followed: asking the metadata item's
-   IBI again would give its free-format target, not the format (a gap of the standard's
-   loop; an Archive holding both items answers it directly).
+   A prefix with ``.metadata(oai_dc)`` in it is not followed: asking the IBI it names
+   again would give that item's free-format target, not the format (a gap of the
+   standard's loop; an Archive holding the items answers it directly).
 5. ``+`` without a language is chosen from the Accept-Language preferences among the
    translations the answer offers (the item itself when its own language is
    preferred or when no translation matches).
@@ -198,8 +198,8 @@ def _next_request(answer: dict, steps: Relation) -> tuple[str, Relation] | None:
         prefix = steps[:length]
         if any(s.kind == "translation" and s.param is None for s in prefix):
             continue  # a language not chosen yet cannot be followed
-        if prefix[-1].kind == "metadata" and prefix[-1].param is not None:
-            continue  # the format cannot be asked of the metadata item's own Archive
+        if any(s.kind == "metadata" and s.param is not None for s in prefix):
+            continue  # the format cannot be asked again: the IBI gives the free format
         target = _first_form(answer.get("ibi" + relation_text(prefix)))
         if target is None or (length == len(steps) and target.lower() == own):
             continue  # unknown, or the item itself with nothing left to apply
