@@ -167,3 +167,13 @@ def test_other_subjects_end_without_a_line_break(answer):
     for query, expected in (("servicesubject=inclusionConfirmationRequest", b"confirmation yes"),
                             ("servicesubject=acknowledgment&ibi=x", b"notice {acknowledgment received}")):
         assert answer(Listing(M16C_SERVICE + "?" + query, False, ()))[2] == expected
+
+
+@pytest.mark.parametrize("filepath, url", [
+    ("/reference.bib", "http://mtc-m16d.sid.inpe.br/col/iconet.com.br/banon/2009/09.09.22.01/doc/reference.bib"),
+    ("//reference.bib", None),  # not a path-absolute file of the item: as the resolver reads it
+])
+def test_file_path_of_a_url_request(answer, filepath, url):
+    query = f"servicesubject=urlRequest&parsedibiurl.ibi=LK47B6W/362SFKH&parsedibiurl.filepath={filepath}"
+    body = answer(Listing("/sid.inpe.br/mtc-m19@80/2009/08.21.17.02?" + query, False, ()))[2]
+    assert dict(parse_pairs(body.decode("ascii"), strict=True)).get("url") == url

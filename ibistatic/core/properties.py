@@ -406,8 +406,10 @@ def archive_response(
         key = ibi_key(query.get("parsedibiurl.ibi", ""))
     except IbiSyntaxError:
         return []
-    # parsedibiurl.filepath is path-absolute (Table 6.9); item files are relative to doc/
-    filepath = query.get("parsedibiurl.filepath", "").lstrip("/")
+    # parsedibiurl.filepath is path-absolute (Table 6.9); item files are relative to doc/.
+    # Only its one leading '/' goes: '//x' names no file (as the resolver reads it).
+    filepath = query.get("parsedibiurl.filepath", "")
+    filepath = filepath[1:] if filepath.startswith("/") else filepath
     pairs = property_list(view, key, filepath=filepath, verbs=verbs, urlkey=urlkey)
     # "O uso da rotina FILTRARLISTADEURL é facultativa" (§7): unfiltered, the whole list
     return filter_property_list(pairs, verbs) if filtered else pairs
