@@ -177,3 +177,32 @@ def test_file_path_of_a_url_request(answer, filepath, url):
     query = f"servicesubject=urlRequest&parsedibiurl.ibi=LK47B6W/362SFKH&parsedibiurl.filepath={filepath}"
     body = answer(Listing("/sid.inpe.br/mtc-m19@80/2009/08.21.17.02?" + query, False, ()))[2]
     assert dict(parse_pairs(body.decode("ascii"), strict=True)).get("url") == url
+
+
+def test_a_real_serve_process_answers_example_7_2_unfiltered(sample_index):
+    """`python -m ibistatic serve --no-filter` as users start it: Example 7.2 byte for
+    byte, the fresh urlkey aside."""
+    import os
+    import re
+    import subprocess
+    import sys
+
+    listing = read_listing(GOLDEN / "example_7_2.txt")
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": str(root) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "ibistatic", "serve", "--index", str(sample_index), "--port", "0", "--no-filter"],
+        stderr=subprocess.PIPE, text=True, env=env,
+    )
+    try:
+        port = int(re.search(r"http://127\.0\.0\.1:(\d+)/", process.stderr.readline()).group(1))
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+        connection.request("GET", listing.request)
+        body = connection.getresponse().read()
+        connection.close()
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+    fresh = re.compile(rb"urlkey [0-9]{10,}-[0-9]{10,}$")
+    assert fresh.sub(b"urlkey K", body) == fresh.sub(b"urlkey K", listing.expected)
+    assert len(parse_pairs(body.decode("ascii"), strict=True)) == len(listing.lines)
