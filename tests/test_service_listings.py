@@ -206,3 +206,16 @@ def test_a_real_serve_process_answers_example_7_2_unfiltered(sample_index):
     fresh = re.compile(rb"urlkey [0-9]{10,}-[0-9]{10,}$")
     assert fresh.sub(b"urlkey K", body) == fresh.sub(b"urlkey K", listing.expected)
     assert len(parse_pairs(body.decode("ascii"), strict=True)) == len(listing.lines)
+
+
+@pytest.mark.parametrize("verbs, name, url", [
+    # departure from CRIARPARURL's letter: a verb list without GetFileList keeps the path
+    ("GetLastEdition", "url.lastedition", "http://mtc-m16d.sid.inpe.br/col/iconet.com.br/banon/2009/09.09.22.01/doc/reference.bib"),
+    # "deve prevalecer a segunda (parsedibiurl.verblist)": GetFileList wins over the path
+    ("GetFileList", "url", "https://ibi.example.org/files/iconet.com.br/banon/2009/09.09.22.01/"),
+])
+def test_file_path_with_a_verb_list(answer, verbs, name, url):
+    query = ("servicesubject=urlRequest&parsedibiurl.ibi=LK47B6W/362SFKH"
+             f"&parsedibiurl.filepath=/reference.bib&parsedibiurl.verblist={verbs}")
+    body = answer(Listing("/sid.inpe.br/mtc-m19@80/2009/08.21.17.02?" + query, False, ()))[2]
+    assert dict(parse_pairs(body.decode("ascii"), strict=True))[name] == url

@@ -371,9 +371,14 @@ def filter_property_list(pairs: list[Pair], verbs: VerbList | None) -> list[Pair
             split = _relation_of(name)
             if split is not None and split[1] != ".archiveservice" and _matches(split[1], wanted):
                 kept.append((name, value))
-    if not any((_relation_of(name) or ("",))[0] == "url" for name, _ in kept):
+    if not any(_is_url(name) for name, _ in kept):
         kept = [(name, value) for name, value in kept if name != "urlkey"]
     return kept
+
+
+def _is_url(name: str) -> bool:
+    """``url`` or ``url<relation>`` (not ``urlkey``)."""
+    return name == "url" or name.startswith(("url.", "url("))
 
 
 def archive_response(
@@ -382,8 +387,8 @@ def archive_response(
     """Algorithm 1 (MONTARRESPOSTA) for the three service subjects of §7.
 
     `query` holds the decoded request pairs; `filtered=False` leaves out the optional
-    FILTRARLISTADEURL (line 17), as Example 7.2 shows.  Raises UsageError for an unknown subject and
-    IbiSyntaxError for a verb list that does not parse.  A urlRequest without
+    FILTRARLISTADEURL (line 17), as Example 7.2 shows.  Raises UsageError for an unknown
+    subject and IbiSyntaxError for a verb list that does not parse.  A urlRequest without
     ``parsedibiurl.ibi``, or with one that does not parse, names no IBI this Archive
     holds: its answer is the empty one (Algorithm 2, line 3), never an error list that a
     resolver taking "the first non-empty answer" would take.
