@@ -7,7 +7,10 @@
   (conflict, loop, no-original) or ``410`` (deleted).
 - ``/<archive service IBI>?servicesubject=...`` gets the ``text/plain`` answers of
   ibi-spec.md §6 (MONTARRESPOSTA), so ibistatic can stand in as an Archive of a URLib
-  resolver network.
+  resolver network: a pair list as Table 4.2 writes it (CRLF between pairs, nothing
+  after the last; zero bytes for an IBI the Archive does not hold).  A query that does
+  not parse (``%zz``, a pair without ``=``, ``&&``), an unknown ``servicesubject`` or a
+  verb list that does not parse gets ``400`` with a ``text/plain`` message instead.
 - When a build replaces the index, the next request re-opens it (the swap is atomic).
 """
 
@@ -21,8 +24,8 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 from urllib.parse import urlsplit
 
 from .core.identifiers import ibi_key
-from .core.pairlists import decode_query, serialize_pairs
-from .core.properties import archive_response
+from .core.pairlists import decode_query, wire_text
+from .core.properties import archive_response, new_urlkey
 from .errors import IbistaticError
 from .resolver import Resolver
 
@@ -51,6 +54,8 @@ class _Handler(BaseHTTPRequestHandler):
     quiet = True
     timeout = 5  # a client that stalls is dropped, so it cannot hold the server
     checked = 0.0  # when the index was last checked for a rebuild
+    urlkey = staticmethod(new_urlkey)  # a fresh key per urlRequest answer
+    filtered = True  # FILTRARLISTADEURL is optional (§7); off, urlRequest gets the whole list
 
     def log_message(self, format: str, *args) -> None:  # noqa: A002 - http.server's name
         if not self.quiet:
@@ -69,7 +74,8 @@ class _Handler(BaseHTTPRequestHandler):
         target = self.path
         service = self._service_answer(resolver, target)
         if service is not None:
-            self._send(HTTPStatus.OK, "text/plain; charset=us-ascii", service.encode("ascii", "replace"), body)
+            status, text = service
+            self._send(status, "text/plain; charset=us-ascii", text.encode("ascii", "replace"), body)
             return
         try:
             result = resolver.resolve(target.lstrip("/"), self.headers.get("Accept-Language"))
@@ -86,8 +92,8 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self._page(ALERT_STATUS[result.alert], result.alert, result.message, target, body)
 
-    def _service_answer(self, resolver: Resolver, target: str) -> str | None:
-        """The Archive-service answer when `target` is /<service IBI>?servicesubject=..."""
+    def _service_answer(self, resolver: Resolver, target: str) -> tuple[HTTPStatus, str] | None:
+        """(status, text) when `target` is /<service IBI>?servicesubject=..., else None."""
         parts = urlsplit(target)
         if "servicesubject=" not in parts.query:
             return None
@@ -98,11 +104,11 @@ class _Handler(BaseHTTPRequestHandler):
         for view in resolver.views:
             info = view.info
             if key in {info.service_ibi.key} | ({info.service_ibip.key} if info.service_ibip else set()):
-                query = dict(decode_query(parts.query))
                 try:
-                    return serialize_pairs(archive_response(view, query)) + "\n"
+                    query = dict(decode_query(parts.query))
+                    return HTTPStatus.OK, wire_text(archive_response(view, query, self.urlkey, self.filtered))
                 except IbistaticError as error:
-                    return serialize_pairs([("error", tuple(str(error).split()))]) + "\n"
+                    return HTTPStatus.BAD_REQUEST, "bad service request: " + str(error).splitlines()[0] + "\r\n"
         return None
 
     def _page(self, status: HTTPStatus, title: str, message: str, url: str, body: bool) -> None:
@@ -132,7 +138,16 @@ class _Server(HTTPServer):
         super().handle_error(request, client_address)
 
 
-def make_server(index_dir, bind: str = "127.0.0.1", port: int = 8000, quiet: bool = True) -> HTTPServer:
-    """A server (not yet serving) answering from the index at `index_dir`."""
-    handler = type("Handler", (_Handler,), {"resolver": Resolver(index_dir), "lock": threading.Lock(), "quiet": quiet})
+def make_server(
+    index_dir, bind: str = "127.0.0.1", port: int = 8000, quiet: bool = True,
+    urlkey=new_urlkey, filtered: bool = True,
+) -> HTTPServer:
+    """A server (not yet serving) answering from the index at `index_dir`.  `urlkey`
+    makes the key of each urlRequest answer (fixed in tests that compare bytes);
+    `filtered=False` answers urlRequest without FILTRARLISTADEURL."""
+    attributes = {
+        "resolver": Resolver(index_dir), "lock": threading.Lock(), "quiet": quiet,
+        "urlkey": staticmethod(urlkey), "filtered": filtered,
+    }
+    handler = type("Handler", (_Handler,), attributes)
     return _Server((bind, port), handler)

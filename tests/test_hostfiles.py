@@ -69,7 +69,7 @@ REDIRECTS = [
     f"/8JMKD3MGP8W/35MMLL8 {M16C}sid.inpe.br/mtc-m18@80/2009/07.21.14.43/doc/CCSDS%20650.0-B-1.pdf 302",
     f"/8JMKD3MGP8W/35MMLL8!:(oai_dc) {M16C}sid.inpe.br/mtc-m18/2012/07.12.18.08.49/doc/metadata.cgi?choice=oai_dc 303",
     f"/LK47B6W/362SFKH {M16D}iconet.com.br/banon/2009/09.09.22.01/doc/@relatorio.pdf 302",
-    f"/8JMKD3MGP7W/3EPGUE5: {M16D}sid.inpe.br/mtc-m19/2013/09.04.12.27.58/doc/metadata.html 303",
+    f"/8JMKD3MGP7W/3EPGUE5: {M16D}sid.inpe.br/mtc-m19/2013/09.04.12.27.58/doc/metadata.cgi 303",
     f"/8JMKD3MGP8W/35MME4E+(pt) {M16C}sid.inpe.br/mtc-m18@80/2009/08.25.19.43/doc/RTC-07.pdf 302",
     f"/sid.inpe.br/mtc-m19/2014/01.02.17.23.57 {M16D}sid.inpe.br/mtc-m19/2014/01.02.17.23.57/doc/"
     "Mapa%20de%20uso%20do%20solo%20%E2%80%94%20S%C3%A3o%20Jos%C3%A9%20dos%20Campos.svg 302",

@@ -15,19 +15,25 @@ from ibistatic.core.properties import archive_response, filter_property_list, pr
 from ibistatic.core.relations import parse_verb_list
 
 GOLDEN = Path(__file__).parent / "golden"
-URLKEY = re.compile(r"^urlkey [0-9]{10,}(-[0-9]{10,})?$", re.M)
+URLKEY = re.compile(r"^urlkey [0-9]{10,}(-[0-9]{10,})?$", re.M)  # at the end: no CRLF after it
 
 
 def without_urlkey(text: str) -> str:
     return URLKEY.sub("urlkey <fresh>", text)
 
 
-def test_example_7_2_line_for_line(capsys, sample_dir):
-    """ibistatic properties reproduces Example 7.2, the urlkey value aside."""
+def test_example_7_2_byte_for_byte(capsys, sample_dir):
+    """ibistatic properties prints Example 7.2 as served (CRLF between pairs, nothing
+    after the last), the urlkey value aside."""
     assert main(["properties", "8JMKD3MGP8W/35MME4E", "--archive", str(sample_dir / "mtc-m16c")]) == 0
     printed = capsys.readouterr().out
-    expected = (GOLDEN / "example_7_2.txt").read_text(encoding="utf-8")
-    assert without_urlkey(printed) == without_urlkey(expected)
+    listing = (GOLDEN / "service" / "example_7_2.txt").read_text(encoding="utf-8").partition("\n\n")[2]
+    assert without_urlkey(printed) == without_urlkey("\r\n".join(listing.splitlines()))
+
+
+def test_properties_of_an_ibi_the_archive_does_not_hold_prints_nothing(capsys, sample_dir):
+    assert main(["properties", "8JMKD3MGP8W/3333333", "--archive", str(sample_dir / "mtc-m16c")]) == 0
+    assert capsys.readouterr().out == ""
 
 
 def test_urlkey_is_fresh_per_answer_and_follows_its_grammar(sample_loaded):
@@ -47,8 +53,7 @@ def test_section_8_2_first_answer_has_next_edition_and_no_url(sample_loaded):
         "ibi.archiveservice {rep sid.inpe.br/mtc-m18@80/2008/03.17.15.17}",
         "ibi.nextedition {rep sid.inpe.br/mtc-m18/2012/07.12.18.08}",
         "ibi.platformsoftware {rep dpi.inpe.br/banon/1998/08.02.08.56}",
-        "urlkey 1427244889-5349022633744855",
-    ]
+    ]  # no urlkey where no url pair survives (the printed listing of §8.2)
 
 
 def test_section_8_2_second_answer_has_the_oai_dc_url(sample_loaded):

@@ -111,14 +111,16 @@ def test_only_copies_and_original_required_is_no_original(tmp_path):
     assert resolver.resolve("example.org/one/2020/01.02.03.04?ibiurl.requireditemstatus=Original").alert == "no-original"
 
 
-def test_two_originals_is_a_conflict(tmp_path):
+def test_two_originals_conflict_only_when_the_original_is_asked(tmp_path):
     rogue = write_archive(tmp_path / "rogue", "rogue.example.org", "example.org/svc/2020/01.01.00.00")
     write_item(rogue, "sid.inpe.br/mtc-m18@80/2009/07.21.14.43", state="Original", ibip="8JMKD3MGP8W/35MMLL8")
     resolver = resolver_over(tmp_path, [SAMPLE / "mtc-m16c", SAMPLE / "mtc-m16d", rogue])
-    for url in ("8JMKD3MGP8W/35MMLL8", "8JMKD3MGP8W/35MMLL8?ibiurl.requireditemstatus=Original"):
-        result = resolver.resolve(url)
-        assert (result.url, result.alert) == (None, "conflict")
-        assert "investigation" in result.message
+    plain = resolver.resolve("8JMKD3MGP8W/35MMLL8")  # §6.2 "em todos os outros casos": the first answer
+    assert (plain.url, plain.alert, plain.archive) == (
+        M16C + "sid.inpe.br/mtc-m18@80/2009/07.21.14.43/doc/CCSDS%20650.0-B-1.pdf", None, "mtc-m16c")
+    result = resolver.resolve("8JMKD3MGP8W/35MMLL8?ibiurl.requireditemstatus=Original")
+    assert (result.url, result.alert) == (None, "conflict")
+    assert "investigation" in result.message
 
 
 def test_edition_cycle_is_a_loop(tmp_path):

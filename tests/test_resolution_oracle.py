@@ -27,19 +27,18 @@ def oracle(archives, name, modifier):
         holders = [(a, items[key]) for a, items in archives if key in items]
         if not holders:
             return ("not-found",)
-        if sum(1 for _, d in holders if d["state"] == "Original") > 1:
-            return ("conflict",)
+        # two originals alert only when the original is asked for (§6.2); not here
         live = [(a, d) for a, d in holders if d["state"] != "Deleted"]
         if not live:
             return ("deleted",)
         outcome = None
-        for archive, descriptor in live:  # the first Archive that can answer the whole relation
+        for archive, descriptor in live:  # the first Archive that gives a URL or an IBI to follow
             items = dict(archives)[archive]
-            found = _walk(items, key, steps)
-            if found is not None and found[0] == "url":
-                return ("url", archive, found[1])
-            if outcome is None:
-                outcome = found
+            outcome = _walk(items, key, steps)
+            if outcome is not None and outcome[0] == "url":
+                return ("url", archive, outcome[1])
+            if outcome is not None:
+                break
         if outcome is None:
             return ("unavailable",)
         _, key, steps = outcome

@@ -70,8 +70,8 @@ def test_bad_url_is_400_with_the_reason(server):
 
 def test_archive_service_answers(server):
     base = "/sid.inpe.br/mtc-m18@80/2008/03.17.15.17"
-    assert get(server[0], base + "?servicesubject=inclusionConfirmationRequest")[2] == "confirmation yes\n"
-    assert get(server[0], base + "?servicesubject=acknowledgment&ibi=x")[2] == "notice {acknowledgment received}\n"
+    assert get(server[0], base + "?servicesubject=inclusionConfirmationRequest")[2] == "confirmation yes"
+    assert get(server[0], base + "?servicesubject=acknowledgment&ibi=x")[2] == "notice {acknowledgment received}"
     status, _, text = get(server[0], base + "?servicesubject=urlRequest&clientinformation.ipaddress=127.0.0.1&parsedibiurl.ibi=8JMKD3MGP8W/35MMLL8")
     assert status == 200
     assert "url http://mtc-m16c.sid.inpe.br/col/sid.inpe.br/mtc-m18@80/2009/07.21.14.43/doc/CCSDS%20650.0-B-1.pdf" in text.splitlines()

@@ -10,8 +10,10 @@ def add_parser(subparsers) -> None:
         "properties",
         help="print the property list an Archive answers for an IBI (Algorithm 2)",
         description="Print the pair list that Archive DIR answers to a urlRequest for IBI "
-        "(ibi-spec.md §7), names sorted, in the text/plain pair-list format. With --verbs "
-        "the answer is filtered as FILTRARLISTADEURL does.",
+        "(ibi-spec.md §7), names sorted, in the text/plain pair-list format: the bytes "
+        "'ibistatic serve' answers (CRLF between pairs, nothing after the last; nothing "
+        "at all for an IBI the Archive does not hold). With --verbs the answer is "
+        "filtered as FILTRARLISTADEURL does.",
     )
     parser.add_argument("ibi", help="the IBI, in either form")
     parser.add_argument("--archive", required=True, metavar="DIR", help="the Archive's root directory")
@@ -27,7 +29,7 @@ def run(args) -> int:
 
     from ..archive.load import load_archives
     from ..core.identifiers import parse_ibi
-    from ..core.pairlists import serialize_pairs
+    from ..core.pairlists import wire_text
     from ..core.properties import filter_property_list, property_list
     from ..core.relations import parse_verb_list
 
@@ -43,8 +45,8 @@ def run(args) -> int:
     pairs = property_list(view, ibi.key, filepath=args.filepath, verbs=verbs)
     if verbs is not None:
         pairs = filter_property_list(pairs, verbs)
-    if pairs:
-        sys.stdout.write(serialize_pairs(pairs) + "\n")
+    sys.stdout.write(wire_text(pairs))
+    sys.stdout.flush()
     return 0
 
 

@@ -7,7 +7,7 @@ Every answer of a resolver or Archive service is a *pair list*, ``text/plain``::
     nome     = palavra
     valor    = palavra | "{" lista "}"
     lista    = palavra 1*(SP palavra)
-    espaco   = SP | CRLF                        ; LF accepted too
+    espaco   = SP | CRLF                        ; LF accepted too (not by strict reading)
     palavra  = 1*caractere
     caractere = %x21-7A | %x7C | %x7E           ; printable ASCII but { and }
 
@@ -22,6 +22,10 @@ decodes ``%hh`` runs of bytes 80-FF (UTF-8 where valid, else ISO-8859-1) and kee
 others literally; serialize → parse is the identity for words of printable ASCII and
 non-ASCII characters.  A space, brace or control character inside one word is written
 ``%hh`` too (the grammar has no other way), and reads back as that escape.
+
+On the wire (:func:`wire_text`) pairs are separated by CRLF, one pair a line as the
+report prints its listings, with nothing after the last pair; the empty answer is zero
+bytes.  ``parse_pairs(text, strict=True)`` reads exactly that grammar and nothing more.
 """
 
 from __future__ import annotations
@@ -37,6 +41,8 @@ __all__ = [
     "Pair",
     "QueryPair",
     "serialize_pairs",
+    "wire_text",
+    "WIRE_SEPARATOR",
     "parse_pairs",
     "escape_word",
     "unescape_word",
@@ -159,6 +165,16 @@ def serialize_pairs(pairs: Iterable[Pair], separator: str = "\n") -> str:
     return separator.join(_par(name, value) for name, value in pairs)
 
 
+#: the separator of served pair lists: ``espaco = SP | CRLF``, a pair a line
+WIRE_SEPARATOR = "\r\n"
+
+
+def wire_text(pairs: Iterable[Pair]) -> str:
+    """A pair list as served (Table 4.2): CRLF between pairs, nothing after the last;
+    no pairs is the empty answer, zero bytes (Algorithm 2 returns ``""``)."""
+    return serialize_pairs(pairs, WIRE_SEPARATOR)
+
+
 def _par(name: str, value: str | tuple[str, ...]) -> str:
     """``par = nome 1*SP valor``."""
     if isinstance(value, tuple):
@@ -174,16 +190,19 @@ def _palavra(text: str, name: str) -> str:
     return escape_word(text)
 
 
-def parse_pairs(text: str) -> list[Pair]:
+def parse_pairs(text: str, strict: bool = False) -> list[Pair]:
     """``lista-de-pares = par *(espaco par)``; ``espaco = SP | CRLF`` (LF too).
 
     The empty text is the empty list (the answer for an unknown IBI), and a final line
     ending is allowed (files end with one).  ``{}`` and one-word lists are accepted: the
     standard writes ``{}`` for an unidentified platform software.
+
+    `strict` reads Table 4.2 to the letter, as a served answer must be: each separator
+    exactly one SP or one CRLF (no bare LF) and nothing after the last pair.
     """
     pairs: list[Pair] = []
     end = len(text)
-    for ending in ("\r\n", "\n"):
+    for ending in () if strict else ("\r\n", "\n"):
         if text.endswith(ending):
             end -= len(ending)
             break
@@ -193,7 +212,9 @@ def parse_pairs(text: str) -> list[Pair]:
         pairs.append(pair)
         if position == end:
             break
-        position = _espaco(text, position, end)
+        position = _espaco(text, position, end, strict)
+        if strict and position == end:
+            raise IbiSyntaxError(text, position, "a pair after the separator (nothing may follow the last pair)", "pair list")
     return pairs
 
 
@@ -234,12 +255,12 @@ def _word(text: str, start: int, end: int, expected: str) -> tuple[str, int]:
     return decode_percent(text, start, match.end(), "pair list", keep_ascii=True)[0], match.end()
 
 
-def _espaco(text: str, start: int, end: int) -> int:
-    """``espaco = SP | CRLF``, or LF; returns the index after it."""
-    for separator in (" ", "\r\n", "\n"):
+def _espaco(text: str, start: int, end: int, strict: bool = False) -> int:
+    """``espaco = SP | CRLF``, or LF unless `strict`; returns the index after it."""
+    for separator in (" ", "\r\n") if strict else (" ", "\r\n", "\n"):
         if text.startswith(separator, start) and start + len(separator) <= end:
             return start + len(separator)
-    expected = "' ', a line break or end of pair list"
+    expected = "one SP or CRLF, or end of pair list" if strict else "' ', a line break or end of pair list"
     raise IbiSyntaxError(text, start, _hint(text, start, expected), "pair list")
 
 

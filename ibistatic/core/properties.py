@@ -9,7 +9,9 @@ How relations are read from descriptors (archive-format.md, last section):
 - ``.lastedition``: the item itself when it has no ``next-edition``; otherwise unknown
   (the answer carries ``ibi.nextedition`` instead and the resolver follows it).
 - ``.translation(L)``: the item itself when its language is L, else ``translations[L]``;
-  a tag L matches L-CC and vice versa when no exact match exists.
+  a tag L matches L-CC and vice versa when no exact match exists.  After
+  ``.metadata(oai_dc)`` the format is kept: the item itself gives the same oai_dc
+  file, another item its own ``formats.oai_dc`` file (no URL when it has none).
 - ``.translation``: the item itself when its language is not given.
 - ``.metadata`` / ``.metadata(oai_dc)``: the ``metadata`` item's target / ``oai_dc``
   format file; with inline ``dublin-core`` instead, the pages ibistatic publishes, with
@@ -125,6 +127,8 @@ class Related:
     file: str | None = None  # the file of `item` the relation points at (may carry ?query)
     inline: str | None = None  # 'metadata' | 'oai_dc': ibistatic's page of `owner`'s dublin-core
     owner: Item | None = None
+    #: the metadata format reached (`.metadata(oai_dc)`): later steps keep it
+    format: str | None = None
 
 
 def _tag_language(tag: str) -> str:
@@ -149,13 +153,20 @@ def translation_target(item: Item, language: str) -> tuple[str, Ibi | None] | No
     return None
 
 
-def _reference(view: ArchiveView, ibi: Ibi, file_of: Callable[[Item], str | None]) -> Related:
+def _reference(view: ArchiveView, ibi: Ibi, format: str | None = None) -> Related:
+    """The item `ibi` names: its target, or its file of `format` (None if it has none)."""
     target = view.item(ibi.key)
-    return Related(ibi_forms_of(ibi), target, file_of(target) if target is not None else None)
+    if target is None:
+        return Related(ibi_forms_of(ibi), None, format=format)
+    file = target.target if format is None else target.format_file(format)
+    return Related(ibi_forms_of(ibi), target, file, format=format)
 
 
-def _self_by_language(item: Item) -> Related:
-    return Related(ibi_forms_of(item.repository), item, item.target)
+def _self_by_language(current: Related) -> Related:
+    """The item itself reached through its own language: the same file (a metadata
+    format reached before is kept), named by its repository name (Example 7.2)."""
+    item = current.item
+    return Related(ibi_forms_of(item.repository), item, current.file, format=current.format)
 
 
 def _step(view: ArchiveView, current: Related, step: Step) -> Related | None:
@@ -169,15 +180,15 @@ def _step(view: ArchiveView, current: Related, step: Step) -> Related | None:
         return current if item.next_edition is None else None
     if step.kind == "translation":
         if step.param is None:
-            return _self_by_language(item) if item.language is None else None
+            return _self_by_language(current) if item.language is None else None
         found = translation_target(item, step.param)
         if found is None:
             return None
-        return _self_by_language(item) if found[0] == "self" else _reference(view, found[1], lambda t: t.target)
+        # another item in that language: its record of the same format, if it has one
+        return _self_by_language(current) if found[0] == "self" else _reference(view, found[1], current.format)
     if step.kind == "metadata":
         if item.metadata is not None:
-            file_of = (lambda t: t.target) if step.param is None else (lambda t: t.format_file(step.param))
-            return _reference(view, item.metadata, file_of)
+            return _reference(view, item.metadata, step.param)
         if item.dublin_core:
             return Related(None, None, inline=step.param or "metadata", owner=item)
         return None
@@ -374,7 +385,9 @@ def filter_property_list(pairs: list[Pair], verbs: VerbList | None) -> list[Pair
 
     Optional in the standard, and it never changes the outcome.  ``ibi.nextedition`` is
     kept when the verb list asks for the last edition; ``state``/``timestamp`` of a
-    Deleted answer are kept so that the resolver can tell it was deleted.
+    Deleted answer are kept so that the resolver can tell it was deleted.  ``urlkey`` is
+    kept only when a ``url`` pair is: a key serves only the acknowledgment of a URL (the
+    first listing of §8.2, which has no URL, has no urlkey; the second has both).
     """
     wanted: Relation = verbs.steps if verbs is not None else ()
     asks_last_edition = any(step.kind == "lastedition" for step in wanted)
@@ -389,16 +402,29 @@ def filter_property_list(pairs: list[Pair], verbs: VerbList | None) -> list[Pair
             split = _relation_of(name)
             if split is not None and split[1] != ".archiveservice" and _matches(split[1], wanted):
                 kept.append((name, value))
+    if not any(_is_url(name) for name, _ in kept):
+        kept = [(name, value) for name, value in kept if name != "urlkey"]
     return kept
 
 
-def archive_response(view: ArchiveView, query: Mapping[str, str], urlkey: Callable[[], str] = new_urlkey) -> list[Pair]:
+def _is_url(name: str) -> bool:
+    """``url`` or ``url<relation>`` (not ``urlkey``)."""
+    return name == "url" or name.startswith(("url.", "url("))
+
+
+def archive_response(
+    view: ArchiveView, query: Mapping[str, str], urlkey: Callable[[], str] = new_urlkey, filtered: bool = True,
+) -> list[Pair]:
     """Algorithm 1 (MONTARRESPOSTA) for the three service subjects of §7.
 
-    `query` holds the decoded request pairs; raises UsageError for an unknown subject or
-    a urlRequest without ``parsedibiurl.ibi``.
+    `query` holds the decoded request pairs; `filtered=False` leaves out the optional
+    FILTRARLISTADEURL (line 17), as Example 7.2 shows.  Raises UsageError for an unknown
+    subject and IbiSyntaxError for a verb list that does not parse.  A urlRequest without
+    ``parsedibiurl.ibi``, or with one that does not parse, names no IBI this Archive
+    holds: its answer is the empty one (Algorithm 2, line 3), never an error list that a
+    resolver taking "the first non-empty answer" would take.
     """
-    from ..errors import UsageError
+    from ..errors import IbiSyntaxError, UsageError
     from .identifiers import ibi_key
     from .relations import parse_verb_list
 
@@ -411,11 +437,15 @@ def archive_response(view: ArchiveView, query: Mapping[str, str], urlkey: Callab
         raise UsageError(
             f"servicesubject {subject!r}: expected inclusionConfirmationRequest, urlRequest or acknowledgment"
         )
-    if not query.get("parsedibiurl.ibi"):
-        raise UsageError("urlRequest without parsedibiurl.ibi: expected the IBI to resolve")
     verbs = parse_verb_list(query["parsedibiurl.verblist"]) if query.get("parsedibiurl.verblist") else None
-    key = ibi_key(query["parsedibiurl.ibi"])
-    # parsedibiurl.filepath is path-absolute (Table 6.9); item files are relative to doc/
-    filepath = query.get("parsedibiurl.filepath", "").lstrip("/")
+    try:
+        key = ibi_key(query.get("parsedibiurl.ibi", ""))
+    except IbiSyntaxError:
+        return []
+    # parsedibiurl.filepath is path-absolute (Table 6.9); item files are relative to doc/.
+    # Only its one leading '/' goes: '//x' names no file (as the resolver reads it).
+    filepath = query.get("parsedibiurl.filepath", "")
+    filepath = filepath[1:] if filepath.startswith("/") else filepath
     pairs = property_list(view, key, filepath=filepath, verbs=verbs, urlkey=urlkey)
-    return filter_property_list(pairs, verbs)
+    # "O uso da rotina FILTRARLISTADEURL é facultativa" (§7): unfiltered, the whole list
+    return filter_property_list(pairs, verbs) if filtered else pairs

@@ -52,6 +52,7 @@ __all__ = [
     "relation_to_verb_list",
     "compositions",
     "describe_relation",
+    "relation_problems",
 ]
 
 LASTEDITION = "lastedition"
@@ -421,3 +422,56 @@ def describe_relation(rel: Relation) -> str:
         return "item itself"
     nouns = [_NOUNS[step.kind] + (f" ({step.param})" if step.param else "") for step in rel]
     return " of the ".join(reversed(nouns))
+
+
+def relation_problems(archives, items) -> list:
+    """Warnings for Archives whose explicit ``relations`` miss what their items need.
+
+    §7.2: "se o Arquivo armazenar itens de informação sem especificação de idioma, então
+    ele deverá incluir no subconjunto relações, a relação .translation sem parâmetro de
+    idioma"; likewise ``.translation(L)`` for each language L its items are in or name a
+    translation in (without it, ``+(L)`` and ``+`` cannot reach them).  `archives` are
+    ArchiveInfos, `items` the Items in crawl order; one warning per missing relation,
+    naming the first item that needs it.  Pure: the caller reports them.
+    """
+    from ..errors import Problem
+
+    declared = {info.name: set(info.relations) for info in archives if info.relations is not None}
+    needed: dict[tuple[str, Relation], str] = {}
+    for item in items:
+        if item.archive not in declared or item.state == "Deleted":
+            continue
+        for relation, why in _translations_needed(item):
+            if not _covered(relation[0].param, declared[item.archive]):
+                needed.setdefault((item.archive, relation), f"{item.repository.text} ({why})")
+    return [
+        Problem(archive, "archive.yaml", "relations", f"no {relation_text(relation)!r}, which {who} needs",
+                "every relation the Archive's items need (resolution-system §7.2)", "warning")
+        for (archive, relation), who in needed.items()
+    ]
+
+
+def _translations_needed(item) -> list[tuple[Relation, str]]:
+    if item.language is None:
+        needs = [((Step(TRANSLATION, None),), "an item without a language")]
+    else:
+        needs = [((Step(TRANSLATION, item.language),), f"an item in {item.language}")]
+    needs += [((Step(TRANSLATION, tag),), f"a translation in {tag}") for tag, _ in item.translations]
+    return needs
+
+
+def _covered(language: str | None, declared: set) -> bool:
+    """Whether a declared one-step ``.translation`` answers `language` (None: the bare
+    one); a tag L answers L-CC and vice versa, as translation_target matches them."""
+    for relation in declared:
+        if len(relation) != 1 or relation[0].kind != TRANSLATION:
+            continue
+        have = relation[0].param
+        if have is None or language is None:
+            if have is None and language is None:
+                return True
+            continue
+        have, want = have.lower(), language.lower()
+        if have == want or have.split("-")[0] == want or want.split("-")[0] == have:
+            return True
+    return False

@@ -6,17 +6,23 @@ and its answer is computed by the same MONTARLISTADEURL.  The steps:
 
 1. Ask every Archive, in the configured order, for the IBI and the wanted relation.
 2. With ``requireditemstatus=Original``: exactly one answer claiming the original is
-   taken; none → ``no-original``.  Two or more Archives claiming the original is a
-   ``conflict`` alert whatever was asked (§3: "two or more Archives are under
-   suspicion; an investigation is needed").
-3. Otherwise the first non-empty answer that satisfies the request; an answer with
-   state Deleted only ends in ``deleted`` when no other Archive has the item.
+   taken; none → ``no-original``; two or more → ``conflict`` ("two or more Archives are
+   under suspicion; an investigation is needed").  Only then: "Em todos os outros casos,
+   o resolvedor seleciona a primeira resposta não vazia que satisfaz a mensagem" (§6.2),
+   so a double claim does not stop a plain request (the build reports it as a problem).
+3. Otherwise the first answer that satisfies the request: the first, in the configured
+   order, that holds the item (not Deleted) and gives the URL of the wanted relation or
+   an IBI to follow.  Its URL wins, and when it has none its IBI is followed even if a
+   later Archive's answer has the URL ("se a resposta não contiver a URL ... uma nova
+   mensagem ... o valor ... é, dentre os IBI contidos na resposta selecionada, aquele que
+   atende a lista de verbos").  An answer with state Deleted only ends in ``deleted``
+   when no other Archive has the item.
 4. No URL for the wanted relation: follow the ``ibi<prefix>`` of the longest answered
    prefix of the relation with the steps still to apply, or ``ibi.nextedition`` with
    the verb list unchanged; a chain that comes back to where it was is a ``loop``.
-   A prefix ending in ``.metadata(oai_dc)`` is not followed: asking the metadata item's
-   IBI again would give its free-format target, not the format (a gap of the standard's
-   loop; an Archive holding both items answers it directly).
+   A prefix with ``.metadata(oai_dc)`` in it is not followed: asking the IBI it names
+   again would give that item's free-format target, not the format (a gap of the
+   standard's loop; an Archive holding the items answers it directly).
 5. ``+`` without a language is chosen from the Accept-Language preferences among the
    translations the answer offers (the item itself when its own language is
    preferred or when no translation matches).
@@ -144,12 +150,12 @@ def resolve(
                 answers.append((view, _as_dict(pairs)))
         if not answers:
             return _alert("not-found", chain)
-        originals = [(v, a) for v, a in answers if _claims_original(a)]
-        if len(originals) > 1:
-            return _alert("conflict", chain, ibi=text)
         if required_status == "Original":
+            originals = [(v, a) for v, a in answers if _claims_original(a)]
             if not originals:
                 return _alert("no-original", chain, ibi=text)
+            if len(originals) > 1:
+                return _alert("conflict", chain, ibi=text)
             answers = originals
         live = [(v, a) for v, a in answers if a.get("state") != "Deleted"]
         if not live:
@@ -166,8 +172,8 @@ def resolve(
 
 
 def _from_answers(answers, steps: Relation, languages: Sequence[str]):
-    """A Resolution when an answer has the URL; (IBI, steps) to ask next; None if stuck."""
-    follow = None
+    """The first answer that satisfies the request decides: a Resolution when it has the
+    URL, else (IBI, steps) to ask next; None when no answer gives either."""
     for view, answer in answers:
         concrete = _choose_languages(steps, answer, languages)
         if concrete is not None:
@@ -179,9 +185,10 @@ def _from_answers(answers, steps: Relation, languages: Sequence[str]):
                     ibi=_first_form(answer.get("ibi" + suffix)),
                     content_type=answer.get("contenttype" + suffix), relation=suffix,
                 )
-        if follow is None:
-            follow = _next_request(answer, concrete if concrete is not None else steps)
-    return follow
+        follow = _next_request(answer, concrete if concrete is not None else steps)
+        if follow is not None:
+            return follow
+    return None
 
 
 def _next_request(answer: dict, steps: Relation) -> tuple[str, Relation] | None:
@@ -191,8 +198,8 @@ def _next_request(answer: dict, steps: Relation) -> tuple[str, Relation] | None:
         prefix = steps[:length]
         if any(s.kind == "translation" and s.param is None for s in prefix):
             continue  # a language not chosen yet cannot be followed
-        if prefix[-1].kind == "metadata" and prefix[-1].param is not None:
-            continue  # the format cannot be asked of the metadata item's own Archive
+        if any(s.kind == "metadata" and s.param is not None for s in prefix):
+            continue  # the format cannot be asked again: the IBI gives the free format
         target = _first_form(answer.get("ibi" + relation_text(prefix)))
         if target is None or (length == len(steps) and target.lower() == own):
             continue  # unknown, or the item itself with nothing left to apply

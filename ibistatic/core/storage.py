@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from ..errors import Problem
+from .relations import relation_problems
 from .model import ArchiveInfo, Item
 
 __all__ = ["Holdings", "check_storage_model", "holdings_of", "index_items", "mark_originals", "storage_problems", "patch_holdings"]
@@ -103,7 +104,7 @@ def index_items(archives: Sequence[ArchiveInfo], items: Iterable[Item]) -> Holdi
 def storage_problems(holdings: Holdings, left_out: dict[str, str]) -> list[Problem]:
     """Every violation of the storage model and every bad reference, in a stable order."""
     ordered = _crawl_order(holdings)
-    return holdings.clash_problems + _original_problems(ordered) + _reference_problems(ordered, left_out)
+    return holdings.clash_problems + _original_problems(ordered) + _reference_problems(ordered, left_out) + relation_problems(holdings.archives, ordered)
 
 
 def mark_originals(holdings: Holdings, keys: Iterable[str] | None = None) -> None:

@@ -453,13 +453,18 @@
     return null;
   }
 
-  function reference(view, ibi, fileOf) {
+  /** properties._reference: the item `ibi` names, its target or its file of `format`. */
+  function reference(view, ibi, format) {
     const target = viewItem(view, keyOf(ibi));
-    return { forms: formsOf(ibi), item: target, file: target !== null ? fileOf(target) : null };
+    let file = null;
+    if (target !== null) file = format === null ? target.target || null : formatFile(target, format);
+    return { forms: formsOf(ibi), item: target, file: file, format: format };
   }
 
-  function selfByLanguage(item) {
-    return { forms: ["rep", item.repository], item: item, file: item.target || null };
+  /** properties._self_by_language: the item itself, same file (a format reached is kept). */
+  function selfByLanguage(current) {
+    const item = current.item;
+    return { forms: ["rep", item.repository], item: item, file: current.file, format: current.format };
   }
 
   function step(view, current, st) {
@@ -468,22 +473,18 @@
     if (item === null || item.state === "Deleted") return null;
     if (st.kind === "lastedition") return item["next-edition"] ? null : current;
     if (st.kind === "translation") {
-      if (st.param === null) return item.language ? null : selfByLanguage(item);
+      if (st.param === null) return item.language ? null : selfByLanguage(current);
       const found = translationTarget(item, st.param);
       if (found === null) return null;
-      return found.self ? selfByLanguage(item) : reference(view, found.ibi, function (t) { return t.target || null; });
+      return found.self ? selfByLanguage(current) : reference(view, found.ibi, current.format);
     }
-    if (item.metadata) {
-      return reference(view, item.metadata, st.param === null
-        ? function (t) { return t.target || null; }
-        : function (t) { return formatFile(t, st.param); });
-    }
+    if (item.metadata) return reference(view, item.metadata, st.param);
     if (item["dublin-core"]) return { forms: null, item: null, inline: st.param || "metadata", owner: item };
     return null;
   }
 
   function follow(view, item, relation) {
-    let current = { forms: itemForms(item), item: item, file: item.target || null };
+    let current = { forms: itemForms(item), item: item, file: item.target || null, format: null };
     for (const st of relation) {
       current = step(view, current, st);
       if (current === null) return null;
@@ -662,8 +663,8 @@
     for (let length = steps.length; length > 0; length--) {
       const prefix = steps.slice(0, length);
       if (prefix.some(function (s) { return s.kind === "translation" && s.param === null; })) continue;
-      const last = prefix[prefix.length - 1];
-      if (last.kind === "metadata" && last.param !== null) continue; // the format cannot be asked of the metadata item's own Archive
+      // the format cannot be asked again: the IBI gives the free format
+      if (prefix.some(function (s) { return s.kind === "metadata" && s.param !== null; })) continue;
       const target = firstForm(answer["ibi" + relationText(prefix)]);
       if (target === null || (length === steps.length && target.toLowerCase() === own)) continue;
       return { ibi: target, steps: steps.slice(length) };
@@ -674,8 +675,9 @@
     return null;
   }
 
+  /** The first answer that satisfies the request decides (resolution._from_answers):
+   *  its URL, else the IBI it gives to follow; null when no answer gives either. */
   function fromAnswers(answers, steps, languages) {
-    let next = null;
     for (const [view, answer] of answers) {
       const concrete = chooseLanguages(steps, answer, languages);
       if (concrete !== null) {
@@ -687,9 +689,10 @@
           };
         }
       }
-      if (next === null) next = nextRequest(answer, concrete !== null ? concrete : steps);
+      const next = nextRequest(answer, concrete !== null ? concrete : steps);
+      if (next !== null) return next;
     }
-    return next;
+    return null;
   }
 
   /** resolution.resolve over `index` (synchronous: throws NeedShard for a missing shard). */
@@ -710,10 +713,11 @@
         if (answer !== null) answers.push([view, answer]);
       }
       if (!answers.length) return alert("not-found", chain);
-      const originals = answers.filter(function (a) { return a[1].state === "Original"; });
-      if (originals.length > 1) return alert("conflict", chain, { ibi: text });
       if (request.requiredStatus === "Original") {
+        // a double claim alerts only when the original is asked for (§6.2)
+        const originals = answers.filter(function (a) { return a[1].state === "Original"; });
         if (!originals.length) return alert("no-original", chain, { ibi: text });
+        if (originals.length > 1) return alert("conflict", chain, { ibi: text });
         answers = originals;
       }
       const live = answers.filter(function (a) { return a[1].state !== "Deleted"; });

@@ -1,3 +1,9 @@
+#!/bin/sh
+# metadata.cgi of sid.inpe.br/mtc-m19/2013/09.04.12.27.58 (Example 7.10 prints its URL).
+# Metadados de sid.inpe.br/mtc-m19/2013/09.04.12.27.57 (8JMKD3MGP7W/3EPGUE5).
+# Free-format metadata (HTML); the OAI Dublin Core record is the static oai_dc.xml beside it.
+printf 'Content-Type: text/html; charset=UTF-8\r\n\r\n'
+cat <<'HTML'
 <!DOCTYPE html>
 <html lang="pt">
 <head>
@@ -16,3 +22,4 @@
 </table>
 </body>
 </html>
+HTML
