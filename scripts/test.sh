@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs everything the test suite needs on a fresh machine, then runs the whole suite.
-# Python packages come from PyPI; chromium, nginx and Apache from Debian when missing.
+# Python packages come from PyPI; chromium, nginx, Apache, wrk and node.js from Debian when missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,6 +11,7 @@ command -v chromium >/dev/null 2>&1 || need+=(chromium)
 command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need+=(nginx-light)
 [ -x /usr/sbin/apache2 ] || need+=(apache2)
 command -v wrk >/dev/null 2>&1 || need+=(wrk)
+command -v node >/dev/null 2>&1 || need+=(nodejs)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "installing Debian packages: ${need[*]}"
