@@ -30,6 +30,7 @@ from pathlib import Path
 from .. import forked
 from ..archive.crawl import CrawlCache
 from ..archive.load import LoadedArchives, load_archives
+from ..core.storage import LastPublished
 from ..config import SiteConfig
 from ..errors import Problem
 from ..pickles import dump_mapping, load_mapping
@@ -319,12 +320,13 @@ class _PagesWriter:
 class Publisher:
     """Publishes one configuration; keeps the last build's state for the next update."""
 
-    def __init__(self, config: SiteConfig, log: Callable[[str], None] | None = None, keep_last_good: bool = False, progress=None) -> None:
+    def __init__(self, config: SiteConfig, log: Callable[[str], None] | None = None, keep_last_good: bool = True, progress=None) -> None:
         from ..progress import Progress
 
         self.config = config
         self.progress = progress or Progress(enabled=False)
-        #: watch mode: an item whose descriptor turns invalid keeps its last good state
+        #: an item whose descriptor turns invalid keeps what the last build of this
+        #: output published of it (False: it is left out, as on a first build)
         self.keep_last_good = keep_last_good
         self.log = log or (lambda message: None)
         self.cache = CrawlCache(config.cache_dir / "crawl.pickle")
@@ -344,13 +346,16 @@ class Publisher:
         build of this Publisher; only the repositories they name are read again.
         """
         started = time.perf_counter()
-        last_good = self._last_good if self.keep_last_good and self.state is not None else None
+        previous = self._previous_state()
+        last_good = self._last_good if self.keep_last_good and previous is not None else None
+        # a newcomer never takes an IBI this output published (ibistatic.core.storage)
+        published = LastPublished(lambda: (item for held in previous.items.values() for item, _ in held)) if previous is not None else None
         self.progress.phase("crawling archives")
         loaded = None
         if changed_paths is not None and not full and self._loaded is not None:
-            loaded = self._reload(changed_paths, last_good)
+            loaded = self._reload(changed_paths, last_good, published)
         if loaded is None:
-            loaded = load_archives(self.config.archives, self.config.site_url, self.cache, progress=self.progress.advance, last_good=last_good)
+            loaded = load_archives(self.config.archives, self.config.site_url, self.cache, progress=self.progress.advance, last_good=last_good, published=published)
         self._loaded = loaded
         try:
             state = None if full else self._usable_state(loaded)
@@ -429,18 +434,27 @@ class Publisher:
         mode = f"update of {len(changed)} changed, {len(affected)} affected items"
         return self._report(loaded, state, mode, generated.written, len(removed), generated)
 
-    def _reload(self, paths: set[str], last_good) -> LoadedArchives | None:
+    def _reload(self, paths: set[str], last_good, published) -> LoadedArchives | None:
         """The last crawl with the repositories under `paths` read again; None when a
         path needs a whole crawl (an archive.yaml, or a path outside every archive)."""
         from ..archive.load import reload_repositories
 
-        return reload_repositories(self._loaded, paths, self.cache, last_good)
+        return reload_repositories(self._loaded, paths, self.cache, last_good, published)
 
     def save_state(self) -> None:
         """Write the crawl cache and the last build's state (watch mode, on stop)."""
         self.cache.save()
         if self.state is not None:
             _save_state(self._state_path, self.state)
+
+    def _previous_state(self) -> _State | None:
+        """What the last build of this output published (kept in memory, else read from
+        the cache folder, so it holds across restarts); None before a first build."""
+        if self.state is None:
+            self.state = _load_state(self._state_path)
+        if self.state is None or self.state.fingerprint[2] != str(self.config.output):
+            return None  # fingerprint[2]: the output it was published to
+        return self.state
 
     def _last_good(self, archive: str, key: str):
         for item, _ in self.state.items.get(key, ()):
