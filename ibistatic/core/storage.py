@@ -134,14 +134,16 @@ def index_items(archives: Sequence[ArchiveInfo], items: Iterable[Item], publishe
     """
     holdings = Holdings(list(archives), {info.name: {} for info in archives})
     seniority = _seniority(archives)
+    published = published if published is not None else {}  # not `or`: len() would read it all
     reported: list[tuple[Item, Problem]] = []
-    kept = _one_per_ibi(list(items), published or {}, seniority, holdings, reported)
-    kept = _one_repository_per_ibip(kept, published or {}, seniority, holdings, reported)
+    kept = _one_per_ibi(list(items), published, seniority, holdings, reported)
+    kept = _one_repository_per_ibip(kept, published, seniority, holdings, reported)
     for item in kept:
         own = holdings.by_archive.setdefault(item.archive, {})
         for key in item.keys():
             own[key] = item
-    reported.sort(key=lambda pair: seniority(pair[0]))  # crawl order, as the other problems
+    order = {info.name: n for n, info in enumerate(archives)}
+    reported.sort(key=lambda pair: (order.get(pair[0].archive, len(order)), pair[0].repository.parts))  # crawl order
     holdings.clash_problems = [problem for _, problem in reported]
     return holdings
 
