@@ -302,6 +302,22 @@ def test_a_removed_repository_is_withdrawn_unlike_a_broken_one(project):
     assert not any(HOLDER_PATH in str(p) for p in report.problems)
 
 
+def test_a_case_variant_takes_over_a_withdrawn_holder_as_a_full_build_does(project):
+    """Removing the holder frees its IBI; the update must then publish the other spelling's
+    pages, not keep the withdrawn folder's (the two items are equal but for the case)."""
+    config, archive, _ = project
+    variant = "sid.INPE.br/MTC-m18/2012/07.12.18.08"
+    shutil.copytree(archive / HOLDER, archive / variant)
+    build_site(config)
+    shutil.rmtree(archive / HOLDER)
+    report = build_site(config)
+    assert report.mode.startswith("update of 1 changed")
+    updated = snapshot(config.output)
+    assert f"{variant}/index.html" in updated and f"{HOLDER}/index.html" not in updated
+    build_site(config, full=True)
+    assert snapshot(config.output) == updated
+
+
 def test_a_fixed_descriptor_publishes_its_new_state(project):
     config, archive, _ = project
     descriptor = archive / HOLDER_PATH

@@ -156,6 +156,13 @@ def _patched_items(loaded: LoadedArchives, items: dict[str, tuple]) -> dict[str,
     return patched
 
 
+def _same_holdings(held: tuple | None, other: tuple | None) -> bool:
+    """Equal items, spelled alike on disk: a repository name's equality ignores case, but
+    its pages and file URLs do not (a case variant that takes over a withdrawn holder's
+    IBI changes them)."""
+    return held == other and [item.repository.text for item, _ in held or ()] == [item.repository.text for item, _ in other or ()]
+
+
 def _index_keys(held: tuple) -> set[str]:
     return {k for item, _ in held for k in item.keys()}
 
@@ -416,7 +423,7 @@ class Publisher:
             key_count = _key_count(items)
         if shard_digits(key_count) != state.digits:
             return self._full(loaded)  # the shard layout changes: rewrite everything
-        changed = {k for k in candidates if items.get(k) != old.get(k)}
+        changed = {k for k in candidates if not _same_holdings(items.get(k), old.get(k))}
         reverse = _patched_references(state.reverse, old, items, changed)
         affected = _affected(changed, reverse, lambda key: _index_keys(items.get(key, ())) | _index_keys(old.get(key, ())))
         output = self.config.output
