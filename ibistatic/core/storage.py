@@ -164,20 +164,23 @@ def _seniority(archives: Sequence[ArchiveInfo]) -> Callable[[Item], tuple]:
 def _one_per_ibi(items: list[Item], published: Published, seniority, holdings: Holdings, reported: list) -> list[Item]:
     """Rule 3: one item per repository name in an Archive (its folders may differ in case
     only); the others are left out and reported."""
-    groups: dict[tuple[str, str], list[Item]] = {}
+    first: dict[tuple[str, str], Item] = {}
+    clashes: dict[tuple[str, str], list[Item]] = {}
     for item in items:
-        groups.setdefault((item.archive, item.key), []).append(item)
-    kept = []
-    for (archive, key), claimants in groups.items():
-        if len(claimants) == 1:
-            kept += claimants
-            continue
+        where = (item.archive, item.key)
+        other = first.setdefault(where, item)
+        if other is not item:
+            clashes.setdefault(where, [other]).append(item)
+    left_out: set[int] = set()
+    for (archive, key), claimants in clashes.items():
         spellings = {name.text for held_in, name in published.get(key, ()) if held_in == archive}
         holder, held_before = _holder(claimants, seniority, lambda item: item.repository.text in spellings)
-        kept.append(holder)
-        reported += [(item, _second_item(item, holder, held_before)) for item in claimants if item is not holder]
+        for item in claimants:
+            if item is not holder:
+                left_out.add(id(item))
+                reported.append((item, _second_item(item, holder, held_before)))
         holdings.contested.update(k for item in claimants for k in item.keys())
-    return kept
+    return [item for item in items if id(item) not in left_out] if left_out else items
 
 
 def _one_repository_per_ibip(items: list[Item], published: Published, seniority, holdings: Holdings, reported: list) -> list[Item]:
@@ -189,7 +192,7 @@ def _one_repository_per_ibip(items: list[Item], published: Published, seniority,
             claims.setdefault(item.ibip.key, []).append(item)
     losers: set[int] = set()
     for ibip, claimants in claims.items():
-        if len({item.key for item in claimants}) == 1:
+        if len(claimants) == 1 or len({item.key for item in claimants}) == 1:
             continue
         owners = {name.key for _, name in published.get(ibip, ())}
         holder, held_before = _holder(claimants, seniority, lambda item: item.key in owners)
@@ -198,7 +201,7 @@ def _one_repository_per_ibip(items: list[Item], published: Published, seniority,
                 losers.add(id(item))
                 reported.append((item, _second_ibip(item, holder, held_before)))
         holdings.contested.update(k for item in claimants for k in item.keys())
-    return [_without_ibip(item) if id(item) in losers else item for item in items]
+    return [_without_ibip(item) if id(item) in losers else item for item in items] if losers else items
 
 
 def _holder(claimants: list[Item], seniority, held_before: Callable[[Item], bool]) -> tuple[Item, bool]:
