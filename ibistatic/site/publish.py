@@ -156,6 +156,11 @@ def _patched_items(loaded: LoadedArchives, items: dict[str, tuple]) -> dict[str,
     return patched
 
 
+def _last_published(items: dict[str, tuple]) -> LastPublished:
+    """Who held each IBI in the build that published `items` (read only on a clash)."""
+    return LastPublished(lambda: (item for held in items.values() for item, _ in held))
+
+
 def _same_holdings(held: tuple | None, other: tuple | None) -> bool:
     """Equal items, spelled alike on disk: a repository name's equality ignores case, but
     its pages and file URLs do not (a case variant that takes over a withdrawn holder's
@@ -356,7 +361,7 @@ class Publisher:
         previous = self._previous_state()
         last_good = self._last_good if self.keep_last_good and previous is not None else None
         # a newcomer never takes an IBI this output published (ibistatic.core.storage)
-        published = LastPublished(lambda: (item for held in previous.items.values() for item, _ in held)) if previous is not None else None
+        published = _last_published(previous.items) if previous is not None else None
         self.progress.phase("crawling archives")
         loaded = None
         if changed_paths is not None and not full and self._loaded is not None:
