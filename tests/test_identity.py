@@ -171,6 +171,24 @@ def test_watch_patch_defers_a_claim_on_a_held_ibi_to_the_whole_check():
         assert held(holdings_of(INFOS, [newcomer, holder], published), "a", G) == (G, P)
 
 
+def test_a_targeted_reread_hands_the_last_holders_to_the_whole_check(tmp_path):
+    """Watch mode's path: a deposit claiming a held IBIp cannot be patched in; the whole
+    check it falls back to must know who held the IBIp (without that, seniority would
+    give it to the deposit, which sorts first)."""
+    from archive_factory import write_archive, write_item
+    from ibistatic.archive.load import load_archives, reload_repositories
+
+    root = write_archive(tmp_path / "a", "a.example.org", "example.org/arch/2020/01.01.00.00")
+    write_item(root, G, state="Original", ibip=P)
+    loaded = load_archives([root], "https://ibi.example.org/")
+    published = published_holders(loaded.holdings.all_items())
+    write_item(root, N, state="Original", ibip=P)
+    for table, holder in ((published, G), (None, N)):
+        reloaded = reload_repositories(loaded, {str(root.joinpath(*N.split("/")))}, published=table)
+        assert reloaded.touched is None  # checked whole
+        assert held(reloaded.holdings, "a", P) == (holder, P)
+
+
 def test_the_lazy_table_reads_the_last_items_only_when_a_clash_asks():
     asked = []
 
