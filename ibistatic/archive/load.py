@@ -11,7 +11,8 @@ from pathlib import Path
 
 from ..core.model import ArchiveInfo, Item
 from ..core.properties import MemoryArchiveView
-from ..core.storage import Holdings, holdings_of, patch_holdings, storage_problems
+from ..core.identifiers import RepositoryName
+from ..core.storage import Holdings, Published, holdings_of, patch_holdings, storage_problems
 from ..errors import Problem
 from .crawl import Archive, CrawlCache, CrawlResult, crawl, read_repository
 
@@ -55,36 +56,58 @@ class LoadedArchives:
         return [p for p in self.problems if p.severity == "error"]
 
 
-def _invalid_repository(problem: Problem) -> str | None:
-    """The repository key of an error in an item.yaml (the item is left out), else None."""
+def _invalid_repository(problem: Problem) -> RepositoryName | None:
+    """The repository of an error in an item.yaml (the item is left out), else None."""
     from ..core.identifiers import parse_repository_name
     from ..errors import IbiSyntaxError
 
     if problem.severity != "error" or not problem.path.endswith("/item.yaml"):
         return None
     try:
-        return parse_repository_name(problem.path[: -len("/item.yaml")]).key
+        return parse_repository_name(problem.path[: -len("/item.yaml")])
     except IbiSyntaxError:
         return None  # the path itself breaks the grammar: no IBI to speak of
 
 
 def _left_out(problems: list[Problem]) -> dict[str, str]:
     """Keys of the repositories whose item.yaml had errors, with their Archive."""
-    return {key: p.archive for p in problems if (key := _invalid_repository(p)) is not None}
+    return {name.key: p.archive for p in problems if (name := _invalid_repository(p)) is not None}
 
 
-def _keep_last_good(archive: Archive, problems: list[Problem], last_good: Callable[[str, str], Item | None], present: Callable[[str], bool]) -> list[Item]:
+def _keep_last_good(archive: Archive, problems: list[Problem], last_good: Callable[[str, str], Item | None], present: Callable[[str], bool]) -> tuple[list[Item], list[Problem]]:
     """The last good items of the repositories whose item.yaml has errors in `problems`
-    (and for which `archive` holds no valid item, as `present` says)."""
+    (but not where `present(repository path)`: a valid item is there), and `problems`
+    with a note after those of each repository so kept.
+
+    `last_good(archive, repository key)` is what the last build published; it stands in
+    only for the very folder it came from, never for a folder that differs in case.
+    """
     kept: dict[str, Item] = {}
     for problem in problems:
-        key = _invalid_repository(problem)
-        if key is None or key in kept or present(key):
+        name = _invalid_repository(problem)
+        if name is None or name.text in kept or present(name.text):
             continue  # one item.yaml may have several errors
-        previous = last_good(archive.name, key)
-        if previous is not None:
-            kept[key] = previous
-    return list(kept.values())
+        previous = last_good(archive.name, name.key)
+        if previous is not None and previous.repository.text == name.text:
+            kept[name.text] = previous
+    return list(kept.values()), _noted(problems, kept)
+
+
+def _noted(problems: list[Problem], kept: dict[str, Item]) -> list[Problem]:
+    """`problems` with, after the last of each repository in `kept`, the note that its
+    last good publication stays."""
+    if not kept:
+        return problems
+    last = {problem.path: n for n, problem in enumerate(problems)}
+    noted = []
+    for n, problem in enumerate(problems):
+        noted.append(problem)
+        item = kept.get(problem.path[: -len("/item.yaml")])
+        if item is not None and last[problem.path] == n:
+            found = f"its last good publication (timestamp {item.timestamp}) kept published despite the errors"
+            expected = "a valid item.yaml (fix it to publish the item again; remove the repository to withdraw it)"
+            noted.append(Problem(problem.archive, problem.path, "", found, expected, "warning"))
+    return noted
 
 
 def load_archives(
@@ -93,26 +116,29 @@ def load_archives(
     cache: CrawlCache | None = None,
     progress: Callable[[int], None] | None = None,
     last_good: Callable[[str, str], Item | None] | None = None,
+    published: Published | None = None,
 ) -> LoadedArchives:
     """Crawl `roots` (in resolution order), then apply the storage-model checks.
 
-    `last_good(archive, repository key)`, when given, supplies the last valid state of
-    an item whose descriptor is now invalid; it is published instead (watch mode).
+    What the last build of the same output published, when given: `last_good(archive,
+    repository key)` supplies the last valid state of an item whose descriptor is now
+    invalid (it is published instead), and `published` the holders of its IBIs (a
+    newcomer never takes one of them: ibistatic.core.storage).
     """
     result = crawl(roots, cache, progress)
     if last_good is not None:
         for archive in result.archives:
-            keys = {item.key for item in archive.items}
-            kept = _keep_last_good(archive, archive.problems, last_good, keys.__contains__)
+            present = {item.repository.text for item in archive.items}
+            kept, archive.problems = _keep_last_good(archive, archive.problems, last_good, present.__contains__)
             if kept:
                 archive.items += kept
                 archive.items.sort(key=lambda item: item.repository.parts)
-    return _checked(result, site_url)
+    return _checked(result, site_url, published)
 
 
-def _checked(result: CrawlResult, site_url: str) -> LoadedArchives:
+def _checked(result: CrawlResult, site_url: str, published: Published | None = None) -> LoadedArchives:
     infos = [a.info for a in result.archives if a.info is not None]
-    holdings = holdings_of(infos, result.items())
+    holdings = holdings_of(infos, result.items(), published)
     left_out = _left_out(result.problems)
     return LoadedArchives(result, holdings, lambda: storage_problems(holdings, left_out), site_url)
 
@@ -122,6 +148,7 @@ def reload_repositories(
     paths: set[str],
     cache: CrawlCache | None = None,
     last_good: Callable[[str, str], Item | None] | None = None,
+    published: Published | None = None,
 ) -> LoadedArchives | None:
     """`previous` with the repositories under `paths` read again (watch mode).
 
@@ -129,7 +156,8 @@ def reload_repositories(
     level re-reads every repository it held or holds now.  None when a whole crawl is
     needed: a path outside every archive, or an archive.yaml.  The work is proportional
     to the repositories read, not to the archives' size, unless the change touches a
-    storage-model clash (then the holdings are checked whole).
+    storage-model clash (then the holdings are checked whole, with `published` as in
+    :func:`load_archives`).
     """
     archives = {str(archive.root): archive for archive in previous.crawl.archives}
     wanted: dict[str, set[str]] = {}
@@ -156,7 +184,7 @@ def reload_repositories(
     result = CrawlResult(rebuilt)
     holdings = patch_holdings(previous.holdings, removed, added)
     if holdings is None:
-        return _checked(result, previous.site_url)
+        return _checked(result, previous.site_url, published)
     left_out = _left_out(result.problems)
     touched = frozenset(item.key for item in (*removed, *added))
     return LoadedArchives(result, holdings, lambda: storage_problems(holdings, left_out), previous.site_url, touched)
@@ -186,8 +214,9 @@ def _reread(archive: Archive, again: set[str], cache, last_good) -> tuple[Archiv
         elif os.path.isdir(directory):
             found_problems.append(Problem(archive.name, relative, "item.yaml", "a 4th-level directory without item.yaml", "a uniform repository holding item.yaml", "warning"))
     if last_good is not None:
-        keys = {item.key for item in added}
-        added += _keep_last_good(archive, found_problems, last_good, keys.__contains__)
+        present = {item.repository.text for item in added}
+        kept, found_problems = _keep_last_good(archive, found_problems, last_good, present.__contains__)
+        added += kept
     for item in sorted(added, key=lambda item: item.repository.parts):
         bisect.insort(items, item, key=lambda item: item.repository.parts)
     return Archive(archive.root, archive.name, archive.info, items, problems + found_problems), removed, added

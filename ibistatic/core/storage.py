@@ -7,18 +7,29 @@
 
 Violations are reported as problems and kept: the resolver alerts on them ("conflict"
 when two Archives claim the original, "no-original" when only copies exist).
+
+Rule 3 and the uniqueness of an IBIp are different: one claimant holds the IBI and the
+others are left out (or lose their IBIp).  Which one is decided so that a persistent
+identifier never changes hands: the claimant that held it in the last build keeps it,
+and only when none did (a first build, or a holder withdrawn from disk) does seniority
+decide (see :func:`_seniority`).  The last build's holders come in as data
+(:data:`Published`); this module reads nothing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..errors import Problem
 from .relations import relation_problems
+from .identifiers import RepositoryName
 from .model import ArchiveInfo, Item
 
-__all__ = ["Holdings", "check_storage_model", "holdings_of", "index_items", "mark_originals", "storage_problems", "patch_holdings"]
+__all__ = [
+    "Holdings", "LastPublished", "Published", "check_storage_model", "holdings_of", "index_items", "mark_originals",
+    "patch_holdings", "published_holders", "storage_problems",
+]
 
 
 @dataclass
@@ -29,8 +40,8 @@ class Holdings:
     by_archive: dict[str, dict[str, Item]] = field(default_factory=dict)
     conflicts: set[str] = field(default_factory=set)  # repository keys with 2+ originals
     orphans: set[str] = field(default_factory=set)  # repository keys with copies and no original
-    #: keys (both forms) of the items in a rule-3 or IBIp clash: who wins depends on crawl
-    #: order, so a change touching them needs the whole check again
+    #: keys (both forms) of the items in a rule-3 or IBIp clash: who wins depends on the
+    #: other claimants, so a change touching them needs the whole check again
     contested: set[str] = field(default_factory=set)
     clash_problems: list[Problem] = field(default_factory=list)
 
@@ -55,50 +66,169 @@ def _where(item: Item) -> str:
     return f"{item.repository.text}/item.yaml"
 
 
+#: who held each IBI in the last build: index key -> ((Archive name, repository name),
+#: ...) of the items published under it (see :func:`published_holders`)
+Published = Mapping[str, tuple[tuple[str, RepositoryName], ...]]
+
+
 def check_storage_model(
-    archives: Sequence[ArchiveInfo], items: Iterable[Item], left_out: dict[str, str] | None = None
+    archives: Sequence[ArchiveInfo], items: Iterable[Item], left_out: dict[str, str] | None = None, published: Published | None = None
 ) -> tuple[Holdings, list[Problem]]:
     """Index items by key per Archive and report every storage-model violation.
 
-    Within one Archive the first item with a key wins (rule 3); an IBIp claimed by two
-    repositories is reported and left with its first claimant.  `left_out` maps the keys
-    of items left out for errors to their Archive, so references to them say so.
+    One repository of an Archive holds an IBI (rule 3) and one repository an IBIp: the
+    one that held it in the last build (`published`), else the senior claimant
+    (:func:`_seniority`).  `left_out` maps the keys of items left out for errors to
+    their Archive, so references to them say so.
     """
-    holdings = holdings_of(archives, items)
+    holdings = holdings_of(archives, items, published)
     return holdings, storage_problems(holdings, left_out or {})
 
 
-def holdings_of(archives: Sequence[ArchiveInfo], items: Iterable[Item]) -> Holdings:
+def holdings_of(archives: Sequence[ArchiveInfo], items: Iterable[Item], published: Published | None = None) -> Holdings:
     """The Holdings with every storage-model rule applied; the problems are left to
     :func:`storage_problems` (a pass over every item, which can wait)."""
-    holdings = index_items(archives, items)
+    holdings = index_items(archives, items, published)
     mark_originals(holdings)
     return holdings
 
 
-def index_items(archives: Sequence[ArchiveInfo], items: Iterable[Item]) -> Holdings:
-    """The Holdings of `items` (in crawl order), with the clashes of rules 3 and IBIp
-    uniqueness recorded; conflicts and orphans are left to :func:`mark_originals`."""
-    holdings = Holdings(list(archives), {info.name: {} for info in archives})
-    ibip_owner: dict[str, Item] = {}
+def published_holders(items: Iterable[Item]) -> dict[str, tuple[tuple[str, RepositoryName], ...]]:
+    """The :data:`Published` table of the items a build published."""
+    found: dict[str, list[tuple[str, RepositoryName]]] = {}
     for item in items:
+        for key in item.keys():
+            found.setdefault(key, []).append((item.archive, item.repository))
+    return {key: tuple(holders) for key, holders in found.items()}
+
+
+class LastPublished(Mapping):
+    """The :data:`Published` table of a last build's items, made when first asked: only a
+    clash asks, so a build without one never pays for it (a pass over every item)."""
+
+    def __init__(self, items: Callable[[], Iterable[Item]]) -> None:
+        self._items = items
+        self._table: dict | None = None
+
+    def _holders(self) -> dict[str, tuple[tuple[str, RepositoryName], ...]]:
+        if self._table is None:
+            self._table = published_holders(self._items())
+        return self._table
+
+    def __getitem__(self, key: str) -> tuple[tuple[str, RepositoryName], ...]:
+        return self._holders()[key]
+
+    def __iter__(self):
+        return iter(self._holders())
+
+    def __len__(self) -> int:
+        return len(self._holders())
+
+
+def index_items(archives: Sequence[ArchiveInfo], items: Iterable[Item], published: Published | None = None) -> Holdings:
+    """The Holdings of `items`, with the clashes of rule 3 and of IBIp uniqueness
+    settled and recorded; conflicts and orphans are left to :func:`mark_originals`.
+
+    A clash goes to the claimant that held the IBI in the last build (`published`):
+    a newcomer never takes a published IBI.  Without one, to the senior claimant.
+    The outcome does not depend on the order of `items`.
+    """
+    holdings = Holdings(list(archives), {info.name: {} for info in archives})
+    seniority = _seniority(archives)
+    published = published if published is not None else {}  # not `or`: len() would read it all
+    reported: list[tuple[Item, Problem]] = []
+    kept = _one_per_ibi(list(items), published, seniority, holdings, reported)
+    kept = _one_repository_per_ibip(kept, published, seniority, holdings, reported)
+    for item in kept:
         own = holdings.by_archive.setdefault(item.archive, {})
-        if item.ibip is not None:
-            owner = ibip_owner.setdefault(item.ibip.key, item)
-            if owner.repository != item.repository:
-                holdings.clash_problems.append(Problem(item.archive, _where(item), "ibip", f"{item.ibip.text!r}, already the IBIp of {owner.repository.text} in {owner.archive}", "an IBIp no other repository claims"))
-                holdings.contested.update(item.keys())
-                holdings.contested.update(owner.keys())
-                item = _without_ibip(item)
-        clash = next((own[k] for k in item.keys() if k in own), None)
-        if clash is not None:
-            holdings.clash_problems.append(Problem(item.archive, _where(item), "", f"the IBI of {clash.repository.text} again", "at most one item per IBI in an Archive (storage model, rule 3)"))
-            holdings.contested.update(item.keys())
-            holdings.contested.update(clash.keys())
-            continue
         for key in item.keys():
             own[key] = item
+    order = {info.name: n for n, info in enumerate(archives)}
+    reported.sort(key=lambda pair: (order.get(pair[0].archive, len(order)), pair[0].repository.parts))  # crawl order
+    holdings.clash_problems = [problem for _, problem in reported]
     return holdings
+
+
+def _seniority(archives: Sequence[ArchiveInfo]) -> Callable[[Item], tuple]:
+    """The order in which claimants of one IBI win it when none held it before (a first
+    build): Archives in configuration order; within one, repository names ignoring case,
+    then the all-lower-case spelling (the standard generates names so), then the others
+    in byte order.  Crawl order for names without capitals."""
+    order = {info.name: n for n, info in enumerate(archives)}
+
+    def seniority(item: Item) -> tuple:
+        return (order.get(item.archive, len(order)), item.key, item.repository.text != item.key, item.repository.parts)
+
+    return seniority
+
+
+def _one_per_ibi(items: list[Item], published: Published, seniority, holdings: Holdings, reported: list) -> list[Item]:
+    """Rule 3: one item per repository name in an Archive (its folders may differ in case
+    only); the others are left out and reported."""
+    first: dict[tuple[str, str], Item] = {}
+    clashes: dict[tuple[str, str], list[Item]] = {}
+    for item in items:
+        where = (item.archive, item.key)
+        other = first.setdefault(where, item)
+        if other is not item:
+            clashes.setdefault(where, [other]).append(item)
+    left_out: set[int] = set()
+    for (archive, key), claimants in clashes.items():
+        spellings = {name.text for held_in, name in published.get(key, ()) if held_in == archive}
+        holder, held_before = _holder(claimants, seniority, lambda item: item.repository.text in spellings)
+        for item in claimants:
+            if item is not holder:
+                left_out.add(id(item))
+                reported.append((item, _second_item(item, holder, held_before)))
+        holdings.contested.update(k for item in claimants for k in item.keys())
+    return [item for item in items if id(item) not in left_out] if left_out else items
+
+
+def _one_repository_per_ibip(items: list[Item], published: Published, seniority, holdings: Holdings, reported: list) -> list[Item]:
+    """An IBIp names one repository (copies in several Archives share it): the other
+    claimants keep their items without it, and are reported."""
+    claims: dict[str, list[Item]] = {}
+    for item in items:
+        if item.ibip is not None:
+            claims.setdefault(item.ibip.key, []).append(item)
+    losers: set[int] = set()
+    for ibip, claimants in claims.items():
+        if len(claimants) == 1 or len({item.key for item in claimants}) == 1:
+            continue
+        owners = {name.key for _, name in published.get(ibip, ())}
+        holder, held_before = _holder(claimants, seniority, lambda item: item.key in owners)
+        for item in claimants:
+            if item.key != holder.key:
+                losers.add(id(item))
+                reported.append((item, _second_ibip(item, holder, held_before)))
+        holdings.contested.update(k for item in claimants for k in item.keys())
+    return [_without_ibip(item) if id(item) in losers else item for item in items] if losers else items
+
+
+def _holder(claimants: list[Item], seniority, held_before: Callable[[Item], bool]) -> tuple[Item, bool]:
+    """Who keeps a contested IBI: the claimant that held it in the last build, else the
+    senior one; and whether it held it."""
+    ordered = sorted(claimants, key=seniority)
+    holder = next((item for item in ordered if held_before(item)), None)
+    return (ordered[0], False) if holder is None else (holder, True)
+
+
+def _second_item(item: Item, holder: Item, held_before: bool) -> Problem:
+    found = f"the IBI of {holder.repository.text} again"
+    expected = "at most one item per IBI in an Archive (storage model, rule 3)"
+    if held_before:
+        found += f", published for {holder.repository.text} by an earlier build"
+        expected += "; a published IBI never changes hands"
+    return Problem(item.archive, _where(item), "", found, expected)
+
+
+def _second_ibip(item: Item, holder: Item, held_before: bool) -> Problem:
+    where = f"{holder.repository.text} in {holder.archive}"
+    if held_before:
+        found, expected = f"published for {where} by an earlier build", "an IBIp no other repository claims (a published IBI never changes hands)"
+    else:
+        found, expected = f"already the IBIp of {where}", "an IBIp no other repository claims"
+    return Problem(item.archive, _where(item), "ibip", f"{item.ibip.text!r}, {found}", expected)
 
 
 def storage_problems(holdings: Holdings, left_out: dict[str, str]) -> list[Problem]:

@@ -33,6 +33,7 @@ from pathlib import Path
 from .. import forked
 from ..archive.crawl import CrawlCache
 from ..archive.load import LoadedArchives, load_archives
+from ..core.storage import LastPublished
 from ..config import SiteConfig
 from ..errors import Problem, PublishError
 from ..pickles import Untrusted, load_sealed, save_sealed
@@ -162,6 +163,18 @@ def _patched_items(loaded: LoadedArchives, items: dict[str, tuple]) -> dict[str,
         else:
             patched.pop(key, None)
     return patched
+
+
+def _last_published(items: dict[str, tuple]) -> LastPublished:
+    """Who held each IBI in the build that published `items` (read only on a clash)."""
+    return LastPublished(lambda: (item for held in items.values() for item, _ in held))
+
+
+def _same_holdings(held: tuple | None, other: tuple | None) -> bool:
+    """Equal items, spelled alike on disk: a repository name's equality ignores case, but
+    its pages and file URLs do not (a case variant that takes over a withdrawn holder's
+    IBI changes them)."""
+    return held == other and [item.repository.text for item, _ in held or ()] == [item.repository.text for item, _ in other or ()]
 
 
 def _index_keys(held: tuple) -> set[str]:
@@ -330,12 +343,13 @@ class _PagesWriter:
 class Publisher:
     """Publishes one configuration; keeps the last build's state for the next update."""
 
-    def __init__(self, config: SiteConfig, log: Callable[[str], None] | None = None, keep_last_good: bool = False, progress=None) -> None:
+    def __init__(self, config: SiteConfig, log: Callable[[str], None] | None = None, keep_last_good: bool = True, progress=None) -> None:
         from ..progress import Progress
 
         self.config = config
         self.progress = progress or Progress(enabled=False)
-        #: watch mode: an item whose descriptor turns invalid keeps its last good state
+        #: an item whose descriptor turns invalid keeps what the last build of this
+        #: output published of it (False: it is left out, as on a first build)
         self.keep_last_good = keep_last_good
         self.log = log or (lambda message: None)
         self.cache = CrawlCache(config.cache_dir / "crawl.pickle")
@@ -357,13 +371,16 @@ class Publisher:
         """
         started = time.perf_counter()
         check_output(self.config)
-        last_good = self._last_good if self.keep_last_good and self.state is not None else None
+        previous = self._previous_state()
+        last_good = self._last_good if self.keep_last_good and previous is not None else None
+        # a newcomer never takes an IBI this output published (ibistatic.core.storage)
+        published = _last_published(previous.items) if previous is not None else None
         self.progress.phase("crawling archives")
         loaded = None
         if changed_paths is not None and not full and self._loaded is not None:
-            loaded = self._reload(changed_paths, last_good)
+            loaded = self._reload(changed_paths, last_good, published)
         if loaded is None:
-            loaded = load_archives(self.config.archives, self.config.site_url, self.cache, progress=self.progress.advance, last_good=last_good)
+            loaded = load_archives(self.config.archives, self.config.site_url, self.cache, progress=self.progress.advance, last_good=last_good, published=published)
         self._loaded = loaded
         try:
             state = None if full else self._usable_state(loaded)
@@ -434,7 +451,7 @@ class Publisher:
             key_count = _key_count(items)
         if shard_digits(key_count) != state.digits:
             return self._full(loaded)  # the shard layout changes: rewrite everything
-        changed = {k for k in candidates if items.get(k) != old.get(k)}
+        changed = {k for k in candidates if not _same_holdings(items.get(k), old.get(k))}
         reverse = _patched_references(state.reverse, old, items, changed)
         affected = _affected(changed, reverse, lambda key: _index_keys(items.get(key, ())) | _index_keys(old.get(key, ())))
         spare = _Spare(self.config.output, state)
@@ -453,18 +470,27 @@ class Publisher:
         mode = f"update of {len(changed)} changed, {len(affected)} affected items"
         return self._report(loaded, state, mode, generated.written, len(removed), generated)
 
-    def _reload(self, paths: set[str], last_good) -> LoadedArchives | None:
+    def _reload(self, paths: set[str], last_good, published) -> LoadedArchives | None:
         """The last crawl with the repositories under `paths` read again; None when a
         path needs a whole crawl (an archive.yaml, or a path outside every archive)."""
         from ..archive.load import reload_repositories
 
-        return reload_repositories(self._loaded, paths, self.cache, last_good)
+        return reload_repositories(self._loaded, paths, self.cache, last_good, published)
 
     def save_state(self) -> None:
         """Write the crawl cache and the last build's state (watch mode, on stop)."""
         self.cache.save()
         if self.state is not None:
             self._save_state(self.state)
+
+    def _previous_state(self) -> _State | None:
+        """What the last build of this output published (kept in memory, else read from
+        the cache folder, so it holds across restarts); None before a first build."""
+        if self.state is None:
+            self.state = self._load_state()
+        if self.state is None or self.state.fingerprint[2] != str(self.config.output):
+            return None  # fingerprint[2]: the output it was published to
+        return self.state
 
     def _last_good(self, archive: str, key: str):
         for item, _ in self.state.items.get(key, ()):
