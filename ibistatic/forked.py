@@ -17,17 +17,33 @@ import pickle
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["WORKERS", "available", "run_shares", "count"]
+__all__ = ["WORKERS", "available", "in_process", "run_shares", "count"]
 
 WORKERS = 2
 
 _JOB: tuple | None = None  # (work, counter, folder) for the workers: set just before the fork
 
 
+_IN_PROCESS = 0  # > 0 while a caller with threads of its own forbids forking
+
+
 def available() -> bool:
-    return "fork" in multiprocessing.get_all_start_methods()
+    return _IN_PROCESS == 0 and "fork" in multiprocessing.get_all_start_methods()
+
+
+@contextmanager
+def in_process() -> Iterator[None]:
+    """No forked workers meanwhile: forking while other threads run (watch's observers)
+    copies locks they may hold, and the child can deadlock on them."""
+    global _IN_PROCESS
+    _IN_PROCESS += 1
+    try:
+        yield
+    finally:
+        _IN_PROCESS -= 1
 
 
 def run_shares(work: Callable[[int, Any], Any], progress: Callable[[int], None] | None = None) -> Iterator:
