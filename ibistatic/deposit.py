@@ -403,8 +403,30 @@ def deposit(
     None reads the clock.
     """
     archive = Path(archive)
-    raw_archive = _read_archive(archive)
-    subsystem = resolve_subsystem(archive, raw_archive, host=host, ip=ip, port=port, granularity=granularity)
+    request = _checked(
+        archive, files, target=target, metadata=metadata, language=language, edition_of=edition_of,
+        translation_of=translation_of, subsystem=resolve_subsystem(
+            archive, _read_archive(archive), host=host, ip=ip, port=port, granularity=granularity
+        ),
+    )
+    if now is not None:
+        now = check_not_future(as_seconds(now, "now"), "now")
+        if request.subsystem.ip is not None:
+            make_ibip(request.subsystem.ip, request.subsystem.port, now)  # a date the IBIp can code
+    linking = request.edition is not None or request.original is not None
+    with _workspace(archive) as workspace:
+        built = _copy_files(workspace / "repository", request.paths, request.names)
+        with _descriptors_locked(archive) if linking else nullcontext():
+            done, reservation = _mint_and_place(request, built, now)
+            if linking:
+                _link(request, done.repository, workspace)
+    if now is None:
+        reservation.wait()  # the label is handed out once its date has come (Algorithm 4)
+    return done
+
+
+def _checked(archive: Path, files, *, target, metadata, language, edition_of, translation_of, subsystem) -> _Request:
+    """Everything a deposit can check before minting, as a _Request."""
     paths = [Path(f) for f in files]
     names = _doc_names(paths)
     fields: dict[str, Any] = {"target": _target(names, target)}
@@ -421,20 +443,7 @@ def deposit(
         if original.item.language is not None:
             fields["translations"] = {original.item.language: original.relative}
     fields["dublin-core"] = dublin_core(metadata) or None
-    if now is not None:
-        now = check_not_future(as_seconds(now, "now"), "now")
-        if subsystem.ip is not None:
-            make_ibip(subsystem.ip, subsystem.port, now)  # a date the IBIp can code
-    request = _Request(archive, subsystem, fields, paths, names, edition, original, language)
-    with _workspace(archive) as workspace:
-        built = _copy_files(workspace / "repository", paths, names)
-        with _descriptors_locked(archive) if edition or original else nullcontext():
-            done, reservation = _mint_and_place(request, built, now)
-            if edition or original:
-                _link(request, done.repository, workspace)
-    if now is None:
-        reservation.wait()  # the label is handed out once its date has come (Algorithm 4)
-    return done
+    return _Request(archive, subsystem, fields, paths, names, edition, original, language)
 
 
 @dataclass(frozen=True)
