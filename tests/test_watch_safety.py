@@ -298,9 +298,12 @@ def test_watch_killed_at_random_moments_serves_whole_trees_and_converges(tmp_pat
             time.sleep(rng.uniform(0.0, 0.3))  # the republish starts after 0.05 s and takes about 0.1 s
             watch.send_signal(signal.SIGKILL)
             watch.wait()
-            served = _which(tree_digests(config.output), trees)
+            tree = tree_digests(config.output)
+            served = _which(tree, trees)
             assert served is not None and published <= served <= number + 1, (
-                f"round {number}: the served tree is no full build of {published}..{number + 1} deposits"
+                f"round {number}: the served tree is no full build of {published}..{number + 1} deposits; "
+                f"it differs from the one before in {_differences(tree, trees[number])[:6]} "
+                f"and from the one after in {_differences(tree, trees[number + 1])[:6]}"
             )
             outcomes.append(served - number)
             published = served
