@@ -526,7 +526,11 @@ def remove_abandoned(incoming: Path) -> list[Path]:
     """Remove the workspaces under `incoming` whose deposit died (their flock is free
     and they are older than ABANDONED_AFTER, or their process is gone); returns them."""
     removed = []
-    for entry in sorted(incoming.iterdir()) if incoming.is_dir() else ():
+    try:
+        entries = sorted(incoming.iterdir())
+    except OSError:  # none yet, or not ours to read
+        return removed
+    for entry in entries:
         try:
             fd = os.open(entry, os.O_RDONLY | os.O_NOFOLLOW)
         except OSError:

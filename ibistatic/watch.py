@@ -32,6 +32,7 @@ import threading
 import time
 import warnings
 from collections.abc import Callable
+from pathlib import Path
 
 from watchdog import events as fs_events
 
@@ -299,6 +300,7 @@ class Watcher:
 
     def run(self, ready: threading.Event | None = None) -> None:
         """Build, then republish on changes until :meth:`stop` (or Ctrl-C)."""
+        self._remove_abandoned_deposits()
         if threading.active_count() == 1:
             self.publish("initial build")  # no thread to fork over yet: workers allowed
         else:
@@ -326,6 +328,15 @@ class Watcher:
             logging.getLogger("watchdog").removeHandler(lost)
             self.publisher.save_state()  # so that the next `ibistatic build` can update
             self.log("watch stopped")
+
+    def _remove_abandoned_deposits(self) -> None:
+        """What deposits killed midway left in the Archives' work folders (hidden from
+        the crawler, but taking space until the next deposit would remove it)."""
+        from .deposit import WORKSPACE, remove_abandoned
+
+        for root in self.config.archives:
+            for leftover in remove_abandoned(Path(root) / WORKSPACE / "incoming"):
+                self.log(f"removed {leftover}: the workspace of a deposit that died")
 
     def _loop(self, observer) -> None:
         next_rescan = time.monotonic() + self.rescan

@@ -217,6 +217,19 @@ def test_a_deleted_archive_folder_made_anew_is_watched_again(tmp_path):
         watching.stop()
 
 
+def test_watch_starts_by_removing_workspaces_of_dead_deposits(tmp_path):
+    config = load_config(make_project(tmp_path))
+    incoming = tmp_path / "archives" / "mtc-m16d" / ".ibistatic" / "incoming"
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    leftover = incoming / f"{dead.stdout.strip()}-abc123"
+    (leftover / "repository" / "doc").mkdir(parents=True)
+    (leftover / "repository" / "doc" / "half.pdf").write_bytes(b"%PDF half")
+    watching = Watching(config)
+    watching.stop()
+    assert list(incoming.iterdir()) == []
+    assert f"removed {leftover}: the workspace of a deposit that died" in watching.messages
+
+
 def test_watch_never_forks_while_its_threads_run(tmp_path, monkeypatch):
     seen = []
     available = forked.available
