@@ -103,7 +103,6 @@ class Reservation:
 
     distributor: TemporalDistributor
     answer: Distribution
-    previous: bytes | None  # the state file's bytes before; None when there was none
     committed: bool = False
 
     @property
@@ -193,7 +192,7 @@ class TemporalDistributor:
             answer = distribute(current, self._memory(previous), self.granularity)
             if now is None and answer.delay > FUTURE_LIMIT:
                 raise self._ahead(answer)
-            reservation = Reservation(self, answer, previous)
+            reservation = Reservation(self, answer)
             try:
                 yield reservation
             except BaseException:
