@@ -3,18 +3,23 @@
 One deposit, in order:
 
 1. check everything that can be checked before minting (the subsystem, the files, the
-   target, the language, the Dublin Core, the items to link to), so bad input never
-   moves the distributor's memory;
-2. mint the repository name through the temporal distributor whose state file is kept
-   with the Archive (``<archive>/.ibistatic/distributor/<subsystem>.json``), and the
-   IBIp from the very same date when an IP address is known;
-3. build the whole repository (``item.yaml`` and ``doc/``, every file fsynced) in
-   ``<archive>/.ibistatic/incoming/<unique>/`` and rename the finished 4th-level
-   directory into its place: a crawler or a file watcher sees either nothing or the
-   complete repository (the crawler skips dot-directories, so ``incoming`` is invisible);
+   target, the language, the Dublin Core, the items to link to, an explicit date no more
+   than FUTURE_LIMIT seconds ahead of the clock), so bad input never moves the
+   distributor's memory;
+2. copy the files into ``doc/`` of a workspace, ``<archive>/.ibistatic/incoming/<pid>-<random>/``
+   (flocked while the deposit runs; the crawler skips dot-directories, so it is
+   invisible), every file fsynced; workspaces of deposits killed midway are removed by
+   the next deposit;
+3. under the lock of the temporal distributor whose state file is kept with the Archive
+   (``<archive>/.ibistatic/distributor/<subsystem>.json``): take the next date, write
+   ``item.yaml`` (the IBIp made from the very same date when an IP address is known),
+   validate it, write the new memory and rename the finished repository into its place:
+   a crawler or a file watcher sees either nothing or the complete repository.  If any
+   of this fails, the memory gets its old bytes back: a refused deposit mints nothing;
 4. with ``edition_of`` / ``translation_of``, rewrite the linked item's ``item.yaml``
-   (temporary file, fsync, rename) under an flock on ``<archive>/.ibistatic/descriptors.lock``
-   so that concurrent deposits linking to one item never lose each other's update.
+   (temporary file in the workspace, fsync, rename), all of 3 and 4 under an flock on
+   ``<archive>/.ibistatic/descriptors.lock`` so that concurrent deposits linking to one
+   item never lose each other's update.
 
 The new repository is put in place before the linked descriptor is rewritten: every
 moment in between is a valid Archive (a new item not linked yet), never a link to a
@@ -31,8 +36,9 @@ import os
 import shutil
 import stat
 import tempfile
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
@@ -47,9 +53,9 @@ from .archive.descriptors import read_archive_info, read_item
 from .core.ibip import as_seconds, check_port, ibip_prefix, make_ibip
 from .core.identifiers import Ibi, parse_ibi
 from .core.languages import parse_language_tag
-from .core.minting import as_granularity, iso_date, repository_prefix, subsystem_name
+from .core.minting import as_granularity, iso_date, repository_prefix, repository_suffix, subsystem_name
 from .core.model import Item
-from .distributor import mint_repository_name
+from .distributor import Reservation, TemporalDistributor, check_not_future
 from .errors import IbistaticError, IbiSyntaxError, UsageError
 
 __all__ = [
@@ -60,6 +66,7 @@ __all__ = [
     "deposit",
     "dublin_core",
     "read_metadata_file",
+    "remove_abandoned",
     "resolve_subsystem",
     "state_path",
 ]
@@ -396,8 +403,30 @@ def deposit(
     None reads the clock.
     """
     archive = Path(archive)
-    raw_archive = _read_archive(archive)
-    subsystem = resolve_subsystem(archive, raw_archive, host=host, ip=ip, port=port, granularity=granularity)
+    request = _checked(
+        archive, files, target=target, metadata=metadata, language=language, edition_of=edition_of,
+        translation_of=translation_of, subsystem=resolve_subsystem(
+            archive, _read_archive(archive), host=host, ip=ip, port=port, granularity=granularity
+        ),
+    )
+    if now is not None:
+        now = check_not_future(as_seconds(now, "now"), "now")
+        if request.subsystem.ip is not None:
+            make_ibip(request.subsystem.ip, request.subsystem.port, now)  # a date the IBIp can code
+    linking = request.edition is not None or request.original is not None
+    with _workspace(archive) as workspace:
+        built = _copy_files(workspace / "repository", request.paths, request.names)
+        with _descriptors_locked(archive) if linking else nullcontext():
+            done, reservation = _mint_and_place(request, built, now)
+            if linking:
+                _link(request, done.repository, workspace)
+    if now is None:
+        reservation.wait()  # the label is handed out once its date has come (Algorithm 4)
+    return done
+
+
+def _checked(archive: Path, files, *, target, metadata, language, edition_of, translation_of, subsystem) -> _Request:
+    """Everything a deposit can check before minting, as a _Request."""
     paths = [Path(f) for f in files]
     names = _doc_names(paths)
     fields: dict[str, Any] = {"target": _target(names, target)}
@@ -414,75 +443,154 @@ def deposit(
         if original.item.language is not None:
             fields["translations"] = {original.item.language: original.relative}
     fields["dublin-core"] = dublin_core(metadata) or None
-    if now is not None and subsystem.ip is not None:
-        make_ibip(subsystem.ip, subsystem.port, as_seconds(now, "now"))  # a date the IBIp can code
+    return _Request(archive, subsystem, fields, paths, names, edition, original, language)
 
-    repository, date = mint_repository_name(
-        subsystem.host, subsystem.port, state_path=state_path(archive, subsystem),
-        granularity=subsystem.granularity, now=now,
+
+@dataclass(frozen=True)
+class _Request:
+    """A deposit checked and ready to mint."""
+
+    archive: Path
+    subsystem: Subsystem
+    fields: dict[str, Any]  # item.yaml keys other than state, ibip, timestamp
+    paths: list[Path]
+    names: list[str]
+    edition: _Linked | None
+    original: _Linked | None
+    language: str | None
+
+
+def _mint_and_place(request: _Request, built: Path, now: Fraction | None) -> tuple[Deposited, Reservation]:
+    """Under the distributor's lock: take the next date, write item.yaml, move the
+    repository into place, and only then let the new memory stand.  Whatever fails
+    before that leaves the memory as it was (see TemporalDistributor.reserved)."""
+    archive, subsystem = request.archive, request.subsystem
+    prefix = repository_prefix(subsystem.host, subsystem.port)
+    distributor = TemporalDistributor(state_path(archive, subsystem), subsystem.granularity, subsystem=prefix)
+    with distributor.reserved(now) as reservation:
+        date = reservation.date
+        repository = f"{prefix}/{repository_suffix(date)}"
+        ibip = make_ibip(subsystem.ip, subsystem.port, date) if subsystem.ip is not None else None
+        timestamp = iso_date(date)
+        head = {"state": "Original", "ibip": ibip, "timestamp": timestamp}
+        descriptor = {key: value for key, value in {**head, **request.fields}.items() if value is not None}
+        final = archive.joinpath(*repository.split("/"))
+        try:
+            _write_descriptor(built, descriptor)
+            _self_check(archive, repository, built, descriptor, tuple(sorted(request.names)))
+            for link in (request.edition, request.original):
+                if link is not None:  # another deposit may have linked it since the first check
+                    _recheck(archive, link, request.language)
+            final.parent.mkdir(parents=True, exist_ok=True)
+            if os.path.lexists(final):
+                raise _exists(final)
+            reservation.commit()
+            _move(built, final)
+            _fsync_directory(final.parent)
+        except OSError as error:
+            raise DepositError(f"cannot deposit {repository} into {archive}: {error}") from None
+    linked = tuple(
+        archive.joinpath(*link.relative.split("/"), "item.yaml") for link in (request.edition, request.original) if link
     )
-    ibip = make_ibip(subsystem.ip, subsystem.port, date) if subsystem.ip is not None else None
-    timestamp = iso_date(date)
-    head = {"state": "Original", "ibip": ibip, "timestamp": timestamp}
-    descriptor = {key: value for key, value in {**head, **fields}.items() if value is not None}
-    path = _place(archive, repository, descriptor, paths, names, edition, original, language)
-    linked = tuple(archive.joinpath(*link.relative.split("/"), "item.yaml") for link in (edition, original) if link)
-    return Deposited(repository, ibip, path, date, timestamp, linked)
+    return Deposited(repository, ibip, final, date, timestamp, linked), reservation
 
 
-def _place(
-    archive: Path,
-    repository: str,
-    descriptor: dict[str, Any],
-    paths: list[Path],
-    names: list[str],
-    edition: _Linked | None,
-    original: _Linked | None,
-    language: str | None,
-) -> Path:
-    """Build the repository in incoming/, rename it into place, then link to it."""
-    parts = repository.split("/")
-    final = archive.joinpath(*parts)
+# --- the workspace: a hidden folder inside the Archive, one per deposit --------------------
+
+#: A workspace whose lock can be taken and that is older than this (seconds) was left by
+#: a process that died; younger ones may be still being locked by their maker.
+ABANDONED_AFTER = 60
+
+
+@contextmanager
+def _workspace(archive: Path) -> Iterator[Path]:
+    """``<archive>/.ibistatic/incoming/<pid>-<random>/``, flocked while this deposit
+    runs and removed after it; those of deposits killed midway are removed first."""
     incoming = archive / WORKSPACE / "incoming"
     try:
         incoming.mkdir(parents=True, exist_ok=True)
+        remove_abandoned(incoming)
         workspace = Path(tempfile.mkdtemp(prefix=f"{os.getpid()}-", dir=incoming))
+        fd = os.open(workspace, os.O_RDONLY)
     except OSError as error:
-        raise DepositError(f"cannot deposit {repository} into {archive}: {error}") from None
+        raise DepositError(f"cannot deposit into {archive}: {error}") from None
     try:
-        built = _build(workspace / parts[-1], descriptor, paths, names)
-        _self_check(archive, repository, built, descriptor, tuple(sorted(names)))
-        final.parent.mkdir(parents=True, exist_ok=True)
-        if edition is None and original is None:
-            _move(built, final)
-        else:
-            with _descriptors_locked(archive):
-                _link(archive, edition, original, language, lambda: _move(built, final), repository)
-        _fsync_directory(final.parent)
-    except OSError as error:
-        raise DepositError(f"cannot deposit {repository} into {archive}: {error}") from None
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield workspace
     finally:
         shutil.rmtree(workspace, ignore_errors=True)
-    return final
+        os.close(fd)
 
 
-def _build(directory: Path, descriptor: Mapping, paths: list[Path], names: list[str]) -> Path:
-    """The complete repository at ``directory``: doc/ with the files, then item.yaml."""
+def remove_abandoned(incoming: Path) -> list[Path]:
+    """Remove the workspaces under `incoming` whose deposit died (their flock is free
+    and they are older than ABANDONED_AFTER, or their process is gone); returns them."""
+    removed = []
+    try:
+        entries = sorted(incoming.iterdir())
+    except OSError:  # none yet, or not ours to read
+        return removed
+    for entry in entries:
+        try:
+            fd = os.open(entry, os.O_RDONLY | os.O_NOFOLLOW)
+        except OSError:
+            continue  # gone meanwhile, or not ours to judge
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            continue  # a live deposit holds it
+        try:
+            if _abandoned(entry):
+                shutil.rmtree(entry, ignore_errors=True)
+                removed.append(entry)
+        finally:
+            os.close(fd)
+    return removed
+
+
+def _abandoned(entry: Path) -> bool:
+    pid_text = entry.name.partition("-")[0]
+    try:
+        if time.time() - entry.lstat().st_mtime > ABANDONED_AFTER:
+            return True
+    except OSError:
+        return False
+    if not pid_text.isdigit():
+        return False
+    try:
+        os.kill(int(pid_text), 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False
+    return False
+
+
+def _copy_files(directory: Path, paths: list[Path], names: list[str]) -> Path:
+    """``doc/`` with the files (each fsynced), before any IBI is minted: copying is the
+    long part and needs no lock."""
     doc = directory / "doc"
-    doc.mkdir(parents=True)  # plain mkdir: the umask's mode, not mkdtemp's 0700
-    for source, name in zip(paths, names):
-        with open(source, "rb") as reader, open(doc / name, "xb") as writer:
-            shutil.copyfileobj(reader, writer, 1 << 20)
-            writer.flush()
-            os.fsync(writer.fileno())
+    try:
+        doc.mkdir(parents=True)  # plain mkdir: the umask's mode, not mkdtemp's 0700
+        for source, name in zip(paths, names):
+            with open(source, "rb") as reader, open(doc / name, "xb") as writer:
+                shutil.copyfileobj(reader, writer, 1 << 20)
+                writer.flush()
+                os.fsync(writer.fileno())
+        _fsync_directory(doc)
+    except OSError as error:
+        raise DepositError(f"cannot copy the files to deposit into {directory.parent}: {error}") from None
+    return directory
+
+
+def _write_descriptor(directory: Path, descriptor: Mapping) -> None:
     text = yaml.safe_dump(descriptor, allow_unicode=True, sort_keys=False)
     with open(directory / "item.yaml", "x", encoding="utf-8") as writer:
         writer.write(text)
         writer.flush()
         os.fsync(writer.fileno())
-    _fsync_directory(doc)
     _fsync_directory(directory)
-    return directory
 
 
 def _self_check(archive: Path, repository: str, directory: Path, descriptor: Mapping, names: tuple[str, ...]) -> None:
@@ -493,29 +601,24 @@ def _self_check(archive: Path, repository: str, directory: Path, descriptor: Map
         raise DepositError(f"the item.yaml made for {repository} does not validate: " + "; ".join(map(str, problems)))
 
 
-def _link(
-    archive: Path,
-    edition: _Linked | None,
-    original: _Linked | None,
-    language: str | None,
-    place: Callable[[], None],
-    repository: str,
-) -> None:
-    """Under the descriptors lock: re-check the linked items (another deposit may have
-    linked them since), put the new repository in place, rewrite their item.yaml."""
-    for link in (edition, original):
-        if link is not None:
-            item = _read_linked(archive, link.option, link.given, link.relative)
-            if link is edition:
-                _check_edition(link, item)
-            else:
-                _check_translation(link, item, language)
-    place()
+def _recheck(archive: Path, link: _Linked, language: str | None) -> None:
+    item = _read_linked(archive, link.option, link.given, link.relative)
+    if link.option == "--edition-of":
+        _check_edition(link, item)
+    else:
+        _check_translation(link, item, language)
+
+
+def _link(request: _Request, repository: str, workspace: Path) -> None:
+    """Rewrite the linked items' item.yaml to name the new repository (under the
+    descriptors lock, taken before the new item was checked and placed)."""
+    archive = request.archive
     try:
-        if edition is not None:
-            _rewrite(archive, edition.relative, lambda raw: raw.__setitem__("next-edition", repository))
-        if original is not None:
-            _rewrite(archive, original.relative, lambda raw: _add_translation(raw, language, repository))
+        if request.edition is not None:
+            _rewrite(archive, request.edition.relative, lambda raw: raw.__setitem__("next-edition", repository), workspace)
+        if request.original is not None:
+            change = partial(_add_translation, language=request.language, repository=repository)
+            _rewrite(archive, request.original.relative, change, workspace)
     except OSError as error:
         raise DepositError(f"{repository} was deposited, but linking it failed: {error}") from None
 
@@ -525,13 +628,15 @@ def _add_translation(raw: dict, language: str, repository: str) -> None:
     raw["translations"] = {**(translations if isinstance(translations, dict) else {}), language: repository}
 
 
-def _rewrite(archive: Path, relative: str, change: Callable[[dict], None]) -> None:
-    """Rewrite one item.yaml atomically: read, change, temporary file, fsync, rename."""
+def _rewrite(archive: Path, relative: str, change: Callable[[dict], None], workspace: Path) -> None:
+    """Rewrite one item.yaml atomically: read, change, temporary file, fsync, rename.
+    The temporary file is made in the deposit's workspace (same file system), so a
+    deposit killed here leaves nothing in the repository."""
     descriptor = archive.joinpath(*relative.split("/"), "item.yaml")
     raw = yaml.load(descriptor.read_text(encoding="utf-8"), Loader=_TextTimestampLoader) or {}
     change(raw)
     text = yaml.safe_dump(raw, allow_unicode=True, sort_keys=False)
-    fd, temporary = tempfile.mkstemp(dir=descriptor.parent, prefix=".item.yaml.", suffix=".tmp")
+    fd, temporary = tempfile.mkstemp(dir=workspace, prefix="item.yaml.", suffix=".tmp")
     try:
         os.fchmod(fd, stat.S_IMODE(descriptor.stat().st_mode))  # mkstemp makes 0600
         with os.fdopen(fd, "w", encoding="utf-8") as writer:

@@ -13,7 +13,17 @@ is never replaced or deleted, so every process locks the same inode), read the m
 run Algorithm 4, write the new memory to a temporary file, fsync it, rename it over the
 state file, fsync the directory, release the lock; only then WAIT if the algorithm says
 so.  Concurrent processes therefore never hand out one label twice, and a crash leaves
-either the old or the new memory, never a half-written or rolled-back one.
+either the old or the new memory, never a half-written one.
+
+A caller that must do more under the lock before the label counts (a deposit puts its
+repository in place) uses :meth:`TemporalDistributor.reserved`: the memory is written by
+``commit()`` and restored, byte for byte, when the work after it fails, so a refused
+request never moves the memory.  A crash after ``commit()`` leaves the memory moved on:
+a label skipped, never one handed out twice.
+
+Dates in the future are bounded (:data:`FUTURE_LIMIT`): a request dated more than that
+ahead of the clock is refused, and so is waiting that long for a memory left ahead of the
+clock, because every later request of the subsystem would have to wait until then.
 """
 
 from __future__ import annotations
@@ -26,6 +36,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 
@@ -43,7 +54,10 @@ from .errors import IbistaticError, UsageError
 __all__ = [
     "STATE_FORMAT",
     "DistributorStateError",
+    "FUTURE_LIMIT",
+    "Reservation",
     "TemporalDistributor",
+    "check_not_future",
     "default_state_path",
     "mint_repository_name",
     "mint_ibip",
@@ -51,6 +65,8 @@ __all__ = [
 
 STATE_FORMAT = "ibistatic-temporal-distributor/1"
 MEMORY_KEY = "last-date-for-suffix"
+#: How far ahead of the clock (seconds) a requested date, or the memory, may be.
+FUTURE_LIMIT = 60
 
 
 class DistributorStateError(IbistaticError):
@@ -66,6 +82,42 @@ def default_state_path(host_or_ip: str, port: int | None) -> Path:
 
 def _now() -> Fraction:
     return Fraction(time.time_ns(), 10**9)
+
+
+def check_not_future(seconds: Fraction, what: str = "the current date") -> Fraction:
+    """`seconds`, refused when more than FUTURE_LIMIT seconds ahead of the clock."""
+    ahead = seconds - _now()
+    if ahead > FUTURE_LIMIT:
+        raise UsageError(
+            f"{what} {seconds_text(seconds)} is {float(ahead):.0f} s ahead of the clock; at most "
+            f"{FUTURE_LIMIT} s ahead is accepted (a date in the future makes every later request "
+            "of the subsystem wait until then)"
+        )
+    return seconds
+
+
+@dataclass
+class Reservation:
+    """One request being served under the distributor's lock (see
+    :meth:`TemporalDistributor.reserved`)."""
+
+    distributor: TemporalDistributor
+    answer: Distribution
+    committed: bool = False
+
+    @property
+    def date(self) -> Fraction:
+        return self.answer.date_for_suffix
+
+    def commit(self) -> None:
+        """Write the new memory: from now on the label counts as handed out."""
+        self.distributor._write(self.date)
+        self.committed = True
+
+    def wait(self) -> None:
+        """WAIT as Algorithm 4 says (call it once the lock is released)."""
+        if self.answer.delay > 0:
+            time.sleep(float(self.answer.delay))
 
 
 class TemporalDistributor:
@@ -85,12 +137,19 @@ class TemporalDistributor:
 
     def read(self) -> Fraction | None:
         """The memory ``last-date-for-suffix``, None before the first label."""
+        return self._memory(self._read_bytes())
+
+    def _read_bytes(self) -> bytes | None:
         try:
-            raw = self.state_path.read_text(encoding="utf-8")
+            return self.state_path.read_bytes()
         except FileNotFoundError:
             return None
         except OSError as error:
             raise self._error("cannot read", error) from None
+
+    def _memory(self, raw: bytes | None) -> Fraction | None:
+        if raw is None:
+            return None
         try:
             state = json.loads(raw)
         except ValueError:
@@ -112,13 +171,34 @@ class TemporalDistributor:
         ``now`` is the current date (POSIX seconds); None reads the clock once the lock
         is held, so time spent waiting for the lock is not counted as delay.
         """
+        with self.reserved(now) as reservation:
+            reservation.commit()
+        if wait:
+            reservation.wait()
+        return reservation.answer
+
+    @contextmanager
+    def reserved(self, now: Fraction | str | int | None = None) -> Iterator[Reservation]:
+        """Algorithm 4 under the lock, the new memory written only by ``commit()``.
+
+        When the body raises after ``commit()``, the state file gets its old bytes back
+        (it is still locked: nobody saw the new memory).  Waiting, when the caller wants
+        it, comes after the block (:meth:`Reservation.wait`), with the lock released.
+        """
         with self._locked():
-            current = _now() if now is None else as_seconds(now, "current date")
-            answer = distribute(current, self.read(), self.granularity)
-            self._write(answer.date_for_suffix)
-        if wait and answer.delay > 0:
-            time.sleep(float(answer.delay))
-        return answer
+            self._remove_temporaries()
+            current = _now() if now is None else check_not_future(as_seconds(now, "current date"))
+            previous = self._read_bytes()
+            answer = distribute(current, self._memory(previous), self.granularity)
+            if now is None and answer.delay > FUTURE_LIMIT:
+                raise self._ahead(answer)
+            reservation = Reservation(self, answer)
+            try:
+                yield reservation
+            except BaseException:
+                if reservation.committed:
+                    self._restore(previous)
+                raise
 
     def next_date(self, now: Fraction | str | int | None = None, *, wait: bool = True) -> Fraction:
         """The date t(i) for the next label (see :meth:`distribute`)."""
@@ -138,10 +218,38 @@ class TemporalDistributor:
         finally:
             os.close(fd)  # closing the descriptor releases the lock
 
+    def _ahead(self, answer: Distribution) -> DistributorStateError:
+        return DistributorStateError(
+            f"{self.state_path}: {MEMORY_KEY} is {float(answer.delay):.0f} s ahead of the clock (more than "
+            f"{FUTURE_LIMIT} s): was the clock set back? Refusing to wait that long; minting resumes "
+            "by itself once the clock passes that date"
+        )
+
+    def _remove_temporaries(self) -> None:
+        """Temporary state files of writers killed before their rename (the lock is
+        held, so no writer is alive)."""
+        for leftover in self.state_path.parent.glob(f".{self.state_path.name}.*.tmp"):
+            leftover.unlink(missing_ok=True)
+
+    def _restore(self, previous: bytes | None) -> None:
+        """Put the memory back as it was before a request whose work failed.  If even
+        that fails, the memory stays moved on: a label skipped, which is safe."""
+        try:
+            if previous is None:
+                self.state_path.unlink(missing_ok=True)
+            else:
+                self._replace(previous)
+        except (OSError, DistributorStateError):
+            pass
+
     def _write(self, date: Fraction) -> None:
         state = {"format": STATE_FORMAT, MEMORY_KEY: seconds_text(date)}
         if self.subsystem:
             state["subsystem"] = self.subsystem
+        self._replace((json.dumps(state, indent=1) + "\n").encode("utf-8"))
+
+    def _replace(self, data: bytes) -> None:
+        """The state file's bytes replaced atomically and durably."""
         directory = self.state_path.parent
         try:
             fd, temporary = tempfile.mkstemp(dir=directory, prefix=f".{self.state_path.name}.", suffix=".tmp")
@@ -149,8 +257,8 @@ class TemporalDistributor:
             raise self._error("cannot write", error) from None
         try:
             os.fchmod(fd, self._mode())  # mkstemp makes 0600: keep the file's sharing
-            with os.fdopen(fd, "w", encoding="utf-8") as file:
-                file.write(json.dumps(state, indent=1) + "\n")
+            with os.fdopen(fd, "wb") as file:
+                file.write(data)
                 file.flush()
                 os.fsync(file.fileno())
             os.replace(temporary, self.state_path)

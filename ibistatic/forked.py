@@ -19,11 +19,12 @@ import shutil
 import signal
 import tempfile
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from .errors import IbistaticError
 
-__all__ = ["WORKERS", "WorkerDied", "available", "run_shares", "count"]
+__all__ = ["WORKERS", "WorkerDied", "available", "in_process", "run_shares", "count"]
 
 WORKERS = 2
 
@@ -36,8 +37,23 @@ class WorkerDied(IbistaticError):
     exit_code = 1
 
 
+_IN_PROCESS = 0  # > 0 while a caller with threads of its own forbids forking
+
+
 def available() -> bool:
-    return "fork" in multiprocessing.get_all_start_methods()
+    return _IN_PROCESS == 0 and "fork" in multiprocessing.get_all_start_methods()
+
+
+@contextmanager
+def in_process() -> Iterator[None]:
+    """No forked workers meanwhile: forking while other threads run (watch's observers)
+    copies locks they may hold, and the child can deadlock on them."""
+    global _IN_PROCESS
+    _IN_PROCESS += 1
+    try:
+        yield
+    finally:
+        _IN_PROCESS -= 1
 
 
 def run_shares(work: Callable[[int, Any], Any], progress: Callable[[int], None] | None = None, doing: str = "running a job in forked processes") -> Iterator:

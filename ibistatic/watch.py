@@ -12,7 +12,14 @@ equals a full build of the same trees.  The loop:
 - every `rescan` seconds republishes anyway, a backstop for missed events (inotify
   watch limits, network file systems);
 - never dies on bad input: an invalid descriptor is reported and that item keeps its
-  last good published state; any other error of a republish is logged and the loop goes on.
+  last good published state; any other error of a republish, whatever raised it, is
+  logged and the loop goes on, and the next republish reads every Archive again (the
+  changes the failed one did not publish are not lost);
+- watches an Archive folder again when it is deleted and made anew (an inotify watch
+  dies with its folder);
+- never forks while its observer threads run: republishes run in this process
+  (:func:`ibistatic.forked.in_process`); only the initial build, before any thread
+  starts, may use forked workers.
 """
 
 from __future__ import annotations
@@ -25,9 +32,11 @@ import threading
 import time
 import warnings
 from collections.abc import Callable
+from pathlib import Path
 
 from watchdog import events as fs_events
 
+from . import forked
 from .config import SiteConfig
 from .errors import IbistaticError
 from .site.outputs import check_output
@@ -140,6 +149,15 @@ def _observer_error(error: OSError) -> Exception:
     return error
 
 
+def _identity(path: str) -> tuple[int, int] | None:
+    """Which folder `path` is now (device, inode); None when there is none."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return (info.st_dev, info.st_ino)
+
+
 def _read_int(path: str) -> int | None:
     try:
         with open(path, encoding="ascii") as handle:
@@ -168,7 +186,10 @@ class Watcher:
         self.events = _Events()
         self.stopping = threading.Event()
         self.republished = 0  # how many republishes ran (tests wait on it)
+        self.failed = 0  # how many of them failed
         self.last_started = 0.0  # monotonic time the last finished republish started
+        self._read_all = False  # the last republish failed: the next one reads everything
+        self._watched: dict[str, tuple] = {}  # archive root -> (its identity, its watch)
 
     def _observer(self):
         # inotify re-adds a watch when a deposit renames a folder in: harmless, not news
@@ -183,8 +204,35 @@ class Watcher:
             _pair_moves_quickly()
             observer = Observer()
         for root in self.config.archives:
-            observer.schedule(self.events, str(root), recursive=True, event_filter=list(_CHANGES))
+            self._watch(observer, str(root))
         return observer
+
+    def _watch(self, observer, root: str) -> None:
+        identity = _identity(root)
+        watch = None
+        if identity is not None:
+            watch = observer.schedule(self.events, root, recursive=True, event_filter=list(_CHANGES))
+        self._watched[root] = (identity, watch)
+
+    def _rewatch(self, observer) -> None:
+        """An Archive folder deleted, or deleted and made anew, since it was watched:
+        watch the new one, and read everything again (its events were not seen)."""
+        for root, (identity, watch) in list(self._watched.items()):
+            now = _identity(root)
+            if now == identity:
+                continue
+            self.log(f"{root}: " + ("the Archive folder is gone" if now is None else "the Archive folder was made anew: watching it again"))
+            if watch is not None:
+                try:
+                    observer.unschedule(watch)
+                except (KeyError, OSError):
+                    pass  # its emitter stopped with the folder
+            try:
+                self._watch(observer, root)
+            except OSError as error:
+                self.log(f"{root}: cannot watch it again: {error}; the periodic rescan will see its changes")
+                self._watched[root] = (now, None)
+            self.events.events_lost()
 
     def up_to_date(self) -> bool:
         """No event since the start of the last finished republish."""
@@ -194,10 +242,13 @@ class Watcher:
         """Republish; with `paths`, only the repositories they name are read again."""
         started = time.perf_counter()
         began = time.monotonic()
+        changed = paths
+        if self._read_all:
+            paths = None  # what the failed republish left unpublished is not in `paths`
         try:
             report = self.publisher.build(changed_paths=paths)
-        except (IbistaticError, OSError) as error:  # keep watching: the next change may fix it
-            self.log(f"republish failed ({why}): {error}")
+        except Exception as error:  # keep watching, whatever failed: the next change may fix it
+            self._failed(why, changed, error)
             return None
         finally:
             self.last_started = began
@@ -205,10 +256,21 @@ class Watcher:
             # what this build keeps is long-lived: the cyclic GC need not scan it again on
             # every later republish (a full scan of 100k items takes about a second)
             gc.freeze()
+        self._read_all = False
         for problem in report.problems:
             self.log(str(problem))
         self.log(f"{why}: {report.summary()} ({time.perf_counter() - started:.2f} s)")
         return report
+
+    def _failed(self, why: str, changed: set[str] | None, error: Exception) -> None:
+        """Log a failed republish with what it was about; the next one reads everything."""
+        self.failed += 1
+        self._read_all = True
+        if changed:  # the crawler may not say where: the changed paths are the suspects
+            shown = sorted(changed)[:5]
+            why += ": " + ", ".join(shown) + (f" and {len(changed) - len(shown)} more" if len(changed) > len(shown) else "")
+        text = str(error) if isinstance(error, (IbistaticError, OSError)) else f"{type(error).__name__}: {error}"
+        self.log(f"republish failed ({why}): {text}; the next change republishes everything")
 
     def _settled(self, paths: set[str] | None) -> set[str] | None:
         """Wait until no event came for `debounce` s and the named files stopped growing.
@@ -240,7 +302,12 @@ class Watcher:
     def run(self, ready: threading.Event | None = None) -> None:
         """Build, then republish on changes until :meth:`stop` (or Ctrl-C)."""
         check_output(self.config)  # an output it may not replace stops watch at once
-        self.publish("initial build")
+        self._remove_abandoned_deposits()
+        if threading.active_count() == 1:
+            self.publish("initial build")  # no thread to fork over yet: workers allowed
+        else:
+            with forked.in_process():
+                self.publish("initial build")
         observer = self._observer()
         lost = _LostEvents(self.events)
         logging.getLogger("watchdog").addHandler(lost)
@@ -252,25 +319,9 @@ class Watcher:
             raise _observer_error(error) from None
         if ready is not None:
             ready.set()
-        next_rescan = time.monotonic() + self.rescan
         try:
-            while not self.stopping.is_set():
-                woke = self.events.wake.wait(timeout=max(0.05, min(1.0, next_rescan - time.monotonic())))
-                if self.stopping.is_set():
-                    break
-                if woke:
-                    paths = self._settled(self.events.take())
-                    if self.stopping.is_set():
-                        break
-                    if paths is None:
-                        self.publish("file events were lost: full rescan")
-                    else:
-                        self.publish(f"{len(paths)} changed paths", paths)
-                elif time.monotonic() >= next_rescan:
-                    self.publish("periodic rescan")
-                else:
-                    continue
-                next_rescan = time.monotonic() + self.rescan
+            with forked.in_process():
+                self._loop(observer)
         except KeyboardInterrupt:
             pass
         finally:
@@ -279,6 +330,36 @@ class Watcher:
             logging.getLogger("watchdog").removeHandler(lost)
             self.publisher.save_state()  # so that the next `ibistatic build` can update
             self.log("watch stopped")
+
+    def _remove_abandoned_deposits(self) -> None:
+        """What deposits killed midway left in the Archives' work folders (hidden from
+        the crawler, but taking space until the next deposit would remove it)."""
+        from .deposit import WORKSPACE, remove_abandoned
+
+        for root in self.config.archives:
+            for leftover in remove_abandoned(Path(root) / WORKSPACE / "incoming"):
+                self.log(f"removed {leftover}: the workspace of a deposit that died")
+
+    def _loop(self, observer) -> None:
+        next_rescan = time.monotonic() + self.rescan
+        while not self.stopping.is_set():
+            woke = self.events.wake.wait(timeout=max(0.05, min(1.0, next_rescan - time.monotonic())))
+            if self.stopping.is_set():
+                break
+            self._rewatch(observer)
+            if woke or self.events.lost:
+                paths = self._settled(self.events.take())
+                if self.stopping.is_set():
+                    break
+                if paths is None:
+                    self.publish("file events were lost: full rescan")
+                else:
+                    self.publish(f"{len(paths)} changed paths", paths)
+            elif time.monotonic() >= next_rescan:
+                self.publish("periodic rescan")
+            else:
+                continue
+            next_rescan = time.monotonic() + self.rescan
 
     def stop(self) -> None:
         self.stopping.set()

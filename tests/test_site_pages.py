@@ -293,8 +293,9 @@ def test_open_translation_pages_carry_the_negotiation(tmp_path):
 
 def test_modifiers_all_emits_table_6_2_with_languages(tmp_path):
     site = build(tmp_path, modifiers="all")
-    for path in ("8JMKD3MGP8W/35MME4E+(pt)", "8JMKD3MGP8W/35MME4E!+:+", "8JMKD3MGP7W/3EPGUE5+(pt-BR):(oai_dc)+(en)"):
+    for path in ("8JMKD3MGP8W/35MME4E+(pt)", "8JMKD3MGP8W/35MME4E!+:+", "8JMKD3MGP7W/3EPGUE5+(pt-BR):(oai_dc)+(pt-BR)"):
         assert (site / path / "index.html").is_file(), path
+    assert not (site / "8JMKD3MGP7W/3EPGUE5+(pt-BR):(oai_dc)+(en)").exists()  # two languages: 404.html answers
     assert page(site, "8JMKD3MGP8W/35MME4E+(pt)").canonical == M16C + "sid.inpe.br/mtc-m18@80/2009/08.25.19.43/doc/RTC-07.pdf"
 
 
@@ -529,7 +530,7 @@ def test_hostile_values_are_escaped_in_every_page(hostile_site):
         for tag, attrs in found.tags:
             assert not [name for name in attrs if name.startswith("on")], (path, tag)
     assert len(inline_scripts) == 1 and "alert(" not in next(iter(inline_scripts))
-    assert pages > 100
+    assert pages > 90  # modifiers: all emits 25 + 19 per language for each form
 
 
 def test_hostile_values_read_back_exactly(hostile_site):
@@ -556,7 +557,7 @@ def test_two_builds_give_identical_trees(tmp_path):
     first = tree_bytes(build(tmp_path, modifiers="all"))
     shutil.rmtree(load_config(tmp_path / "ibistatic.yaml").cache_dir)  # from scratch: no crawl cache, no build state
     second = tree_bytes(build(tmp_path, modifiers="all"))  # in place: host files name the output
-    assert first.keys() == second.keys() and len(first) > 1000
+    assert first.keys() == second.keys() and len(first) > 900
     assert [name for name in first if first[name] != second[name]] == []
 
 
@@ -567,7 +568,7 @@ def test_two_processes_write_the_same_pages(tmp_path, monkeypatch):
     serial = build_site(load_config(write_config(tmp_path / "one", [SAMPLE / "mtc-m16c", SAMPLE / "mtc-m16d"], modifiers="all")), full=True)
     monkeypatch.setattr(publish, "PARALLEL_ITEMS", 1)  # fork even for the small sample
     forked = build_site(load_config(write_config(tmp_path / "two", [SAMPLE / "mtc-m16c", SAMPLE / "mtc-m16d"], modifiers="all")), full=True)
-    assert serial.pages == forked.pages > 1000
+    assert serial.pages == forked.pages > 900
     one, two = tree_bytes(tmp_path / "one" / "site"), tree_bytes(tmp_path / "two" / "site")
     assert one.keys() == two.keys()
     # the host files name their own output folder; every other file is the same

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..core.ibip import as_seconds
 from ..deposit import Deposited, deposit, read_metadata_file
+from ..distributor import check_not_future
 from ..errors import UsageError
 from .inspect import json_seconds
 
@@ -35,7 +36,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--ip", metavar="ADDR", help="IP address of the subsystem: also record an IBIp (default: deposit-ip)")
     parser.add_argument("--port", metavar="N", help="port of the subsystem (default: deposit-port, else 80 / 800)")
     parser.add_argument("--granularity", metavar="R", help="60, 1, 0.1, 0.01, ... seconds (default: deposit-granularity, else 1)")
-    parser.add_argument("--at", metavar="SECONDS", help="the current date in POSIX seconds (decimal); no waiting")
+    parser.add_argument("--at", metavar="SECONDS", help="the current date in POSIX seconds (decimal; at most 60 s ahead of the clock); no waiting")
     parser.add_argument("--target", metavar="NAME", help="the default file (needed with several files)")
     parser.add_argument("--language", metavar="TAG", help="language of the content: pt, en, pt-BR, ...")
     parser.add_argument("--metadata", metavar="FILE.yaml", help="Dublin Core: a YAML mapping of element to text or list of texts")
@@ -103,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
         ip=args.ip,
         port=_port(args.port),
         granularity=args.granularity,
-        now=None if args.at is None else as_seconds(args.at, "--at"),
+        now=None if args.at is None else check_not_future(as_seconds(args.at, "--at"), "--at"),
     )
     print(_report(done, args.json))
     return 0

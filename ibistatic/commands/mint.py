@@ -18,7 +18,7 @@ from pathlib import Path
 from ..core.ibip import as_seconds
 from ..core.minting import iso_date
 from ..errors import UsageError
-from ..distributor import default_state_path, mint_ibip, mint_repository_name
+from ..distributor import check_not_future, default_state_path, mint_ibip, mint_repository_name
 from .inspect import json_seconds
 
 __all__ = ["add_parser", "run"]
@@ -35,7 +35,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     subsystem.add_argument("--host", metavar="NAME", help="host name of the subsystem: a repository name")
     subsystem.add_argument("--ip", metavar="ADDR", help="IPv4 or IPv6 address of the subsystem: an IBIp")
     parser.add_argument("--port", metavar="N", type=int, help="port of the subsystem (default 80 for --host, 800 for --ip)")
-    parser.add_argument("--at", metavar="SECONDS", help="the current date in POSIX seconds (decimal); no waiting")
+    parser.add_argument("--at", metavar="SECONDS", help="the current date in POSIX seconds (decimal; at most 60 s ahead of the clock); no waiting")
     parser.add_argument("--granularity", metavar="R", default="1", help="60, 1, 0.1, 0.01, ... seconds (default 1)")
     parser.add_argument("--state", metavar="FILE", help="the distributor's state file (default: see docs)")
     parser.add_argument("--json", action="store_true", help="print a JSON object")
@@ -53,7 +53,7 @@ def _is_ip(text: str) -> bool:
 def run(args: argparse.Namespace) -> int:
     if args.host is not None and _is_ip(args.host):
         raise UsageError(f"--host {args.host} is an IP address: use --ip to mint an IBIp")
-    now = None if args.at is None else as_seconds(args.at, "--at")
+    now = None if args.at is None else check_not_future(as_seconds(args.at, "--at"), "--at")
     target = args.host if args.host is not None else args.ip
     state = Path(args.state) if args.state else default_state_path(target, args.port)
     mint, form = (mint_repository_name, "repository") if args.host is not None else (mint_ibip, "ibip")

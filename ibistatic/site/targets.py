@@ -11,10 +11,22 @@ from typing import NamedTuple
 from ..archive.load import LoadedArchives
 from ..core.model import Item
 from ..core.properties import ArchiveView
-from ..core.relations import Relation, compositions, modifier_text, parse_modifier, relation_to_verb_list
+from ..core.relations import (
+    METADATA,
+    TABLE_6_2,
+    TRANSLATION,
+    Relation,
+    Step,
+    modifier_text,
+    parse_modifier,
+    relation_to_verb_list,
+)
 from ..core.resolution import Resolution, resolve
 
-__all__ = ["DEFAULT_MODIFIERS", "PageTarget", "PublishedUrl", "published_url", "emitted_modifiers", "page_targets", "item_languages"]
+__all__ = [
+    "DEFAULT_MODIFIERS", "PageTarget", "PublishedUrl", "all_modifiers", "published_url", "emitted_modifiers",
+    "page_targets", "item_languages",
+]
 
 #: Emitted by default for every IBI form: the bare URL, the last edition and the two
 #: metadata forms; everything else is answered by 404.html in the browser.
@@ -70,11 +82,36 @@ def item_languages(item: Item) -> list[str]:
     return sorted(tags)
 
 
+#: The shapes of `modifiers: all`: the bare URL, then Table 6.2 in its order.
+_SHAPES = [()] + [tuple(step.kind for step in parse_modifier(text)) for text, _ in TABLE_6_2]
+
+
+def all_modifiers(languages: Sequence[str]) -> list[Relation]:
+    """`modifiers: all` for an item in `languages`: every shape of Table 6.2, its
+    metadata bare or ``(oai_dc)``, its translations either all bare (the browser's
+    language, negotiated in the page) or all in one of `languages`.
+
+    So the pages of an item grow linearly with its languages, 25 + 19 per language
+    (the shapes with two translations, ``!+:+``, ``+:+``, ``+!:+``, would give
+    (languages + 1)² pages each if every pair were emitted); a modifier that mixes two
+    languages, such as ``+(pt):+(en)``, is answered by 404.html in the browser.
+    """
+    result: list[Relation] = []
+    for shape in _SHAPES:
+        tongues = (None, *languages) if TRANSLATION in shape else (None,)
+        formats = (None, "oai_dc") if METADATA in shape else (None,)
+        for tongue in tongues:
+            for form in formats:
+                params = {TRANSLATION: tongue, METADATA: form}
+                result.append(tuple(Step(kind, params.get(kind)) for kind in shape))
+    return result
+
+
 def emitted_modifiers(setting, item: Item) -> list[Relation]:
-    """The modifiers emitted for `item`: 'default', 'all' (Table 6.2 with the item's
-    languages and oai_dc) or an explicit list."""
+    """The modifiers emitted for `item`: 'default', 'all' (see all_modifiers) or an
+    explicit list."""
     if setting == "all":
-        return compositions(item_languages(item), ("oai_dc",))
+        return all_modifiers(item_languages(item))
     texts = DEFAULT_MODIFIERS if setting == "default" else setting
     return [parse_modifier(text) for text in texts]
 
