@@ -20,6 +20,7 @@ import ctypes
 import ctypes.util
 import os
 import shutil
+import subprocess
 import time
 from pathlib import Path
 
@@ -176,20 +177,18 @@ def _set_aside(path: Path, output: Path) -> Path:
 
 
 def discard(path: Path) -> None:
-    """Remove `path` in a detached process (double fork: no zombie, no waiting)."""
-    try:
-        child = os.fork()
-    except (AttributeError, OSError):  # no fork here: remove it now
+    """Remove `path` in a detached process, without waiting (deleting a large tree can
+    take longer than building it). The process is spawned (fork and exec at once), never
+    a bare fork: watch's observer threads may hold locks a forked copy would inherit."""
+    remover = shutil.which("rm")
+    if remover is None:  # no rm here: remove it now
         _remove_any(path)
         return
-    if child == 0:
-        try:
-            if os.fork() == 0:
-                os.setsid()
-                _remove_any(path)
-        finally:
-            os._exit(0)
-    os.waitpid(child, 0)
+    try:
+        subprocess.Popen([remover, "-rf", "--", os.fspath(path)], start_new_session=True,
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    except OSError:
+        _remove_any(path)
 
 
 def _remove_any(path: Path) -> None:
