@@ -132,9 +132,15 @@ def resolve(
 ) -> Resolution:
     """Resolve `ibi` with `verbs` over the Archives `views`, in order (§8).
 
-    `languages` are the Accept-Language tags, most preferred first.
+    `languages` are the Accept-Language tags, most preferred first.  The outcome
+    records the relation asked (``asked``), which decides its HTTP answer.
     """
     ibi = parse_ibi(ibi) if isinstance(ibi, str) else ibi
+    outcome = _resolve(views, ibi, verbs, filepath, required_status, languages)
+    return replace(outcome, asked=verbs.steps if verbs is not None else ())
+
+
+def _resolve(views, ibi: Ibi, verbs, filepath: str, required_status: str, languages) -> Resolution:
     steps: Relation = verbs.steps if verbs is not None else ()
     file_list = bool(verbs and verbs.file_list)
     key, text = ibi.key, ibi.text
