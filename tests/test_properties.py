@@ -182,3 +182,77 @@ def test_properties_command_filters_with_verbs(capsys, sample_dir):
 def test_properties_command_bad_ibi_exits_2(capsys, sample_dir):
     assert main(["properties", "8JMKD3MGP8W/35MMEIE", "--archive", str(sample_dir / "mtc-m16c")]) == 2
     assert "^" in capsys.readouterr().err
+
+
+# -- the typed answer ------------------------------------------------------------------
+
+
+def test_property_list_is_a_frozen_typed_answer(sample_loaded):
+    from dataclasses import FrozenInstanceError
+
+    from ibistatic.core.properties import RelationAnswer
+    from ibistatic.core.relations import parse_relation
+
+    answer = property_list(sample_loaded.view("mtc-m16c"), ibi_key("8JMKD3MGP8W/35MMLL8"), urlkey=lambda: "1")
+    assert (answer.archiveaddress, answer.urlkey) == ("mtc-m16c.sid.inpe.br", "1")
+    assert answer.services == ("rep", "sid.inpe.br/mtc-m18@80/2008/03.17.15.17")
+    assert answer.platform == ("rep", "dpi.inpe.br/banon/1998/08.02.08.56")
+    assert answer.nextedition == ("rep", "sid.inpe.br/mtc-m18/2012/07.12.18.08")
+    assert answer.item == RelationAnswer(
+        ("rep", "sid.inpe.br/mtc-m18@80/2009/07.21.14.43", "ibip", "8JMKD3MGP8W/35MMLL8"),
+        "http://mtc-m16c.sid.inpe.br/col/sid.inpe.br/mtc-m18@80/2009/07.21.14.43/doc/CCSDS%20650.0-B-1.pdf",
+        "Original", "2009-07-21T14:43:31Z", "Data",
+    )
+    assert (answer.ibi, answer.state) == (answer.item.ibi, "Original")
+    assert answer.answer(parse_relation(".lastedition")) is None  # not the last edition: unknown here
+    with pytest.raises(FrozenInstanceError):
+        answer.urlkey = "2"
+
+
+def test_deleted_answer_is_the_item_alone(sample_loaded):
+    from ibistatic.core.properties import RelationAnswer
+
+    answer = property_list(sample_loaded.view("mtc-m16c"), ibi_key("sid.inpe.br/mtc-m19/2011/05.10.18.31"))
+    assert dict(answer.relations) == {(): RelationAnswer(("rep", "sid.inpe.br/mtc-m19/2011/05.10.18.31"), None, "Deleted", "2011-05-10T18:31:00Z")}
+    assert (answer.urlkey, answer.nextedition) == (None, None)
+    assert filter_property_list(answer, parse_verb_list("GetMetadata")) == answer  # all of it identifies
+
+
+def test_filtering_keeps_only_the_ibi_of_the_item_and_the_asked_relation(sample_loaded):
+    from ibistatic.core.relations import parse_relation
+
+    view = sample_loaded.view("mtc-m16c")
+    whole = property_list(view, ibi_key("sid.inpe.br/mtc-m18/2012/07.12.18.08"), urlkey=lambda: "7")
+    kept = filter_property_list(whole, parse_verb_list("GetMetadata(oai_dc)"))
+    asked = parse_relation(".metadata(oai_dc)")
+    assert set(kept.relations) == {(), asked}
+    assert kept.item.ibi == whole.item.ibi and (kept.item.url, kept.item.state) == (None, None)
+    assert kept.answer(asked) == whole.answer(asked)
+    assert kept.urlkey == "7"  # a url survives: its key too
+    no_url = filter_property_list(whole, parse_verb_list("GetTranslation(fr)"))
+    assert set(no_url.relations) == {()} and no_url.urlkey is None
+
+
+def test_property_pairs_spell_every_known_field_sorted():
+    from ibistatic.core.properties import PropertyList, RelationAnswer
+    from ibistatic.core.relations import parse_relation
+
+    answer = PropertyList(
+        "a.example", ("rep", "x/y/2020/01.01.00.00"), (),
+        {
+            (): RelationAnswer(("rep", "x/i/2020/01.02.03.04")),
+            parse_relation(".metadata"): RelationAnswer(None, "https://a.example/m", "Original", "2020-01-01T00:00:00Z", "Metadata"),
+        },
+        urlkey="5",
+    )
+    assert property_pairs(answer) == [
+        ("archiveaddress", "a.example"),
+        ("contenttype.metadata", "Metadata"),
+        ("ibi", ("rep", "x/i/2020/01.02.03.04")),
+        ("ibi.archiveservice", ("rep", "x/y/2020/01.01.00.00")),
+        ("ibi.platformsoftware", ()),
+        ("state.metadata", "Original"),
+        ("timestamp.metadata", "2020-01-01T00:00:00Z"),
+        ("url.metadata", "https://a.example/m"),
+        ("urlkey", "5"),
+    ]
