@@ -54,6 +54,7 @@ ALERT_STATUS = {
     "loop": CONFLICT,
 }
 
+_VARY_LANGUAGE = (("Vary", "Accept-Language"),)
 # What no header value (nor a whitespace-separated rule file) may carry raw.
 _UNSAFE_IN_HEADER = re.compile(r"[\x00-\x20\x7f-\U0010ffff]")
 
@@ -76,7 +77,10 @@ class HttpAnswer(NamedTuple):
     def header(self, name: str) -> str | None:
         """The value of header `name` (ASCII case ignored), or None."""
         wanted = name.lower()
-        return next((value for key, value in self.headers if key.lower() == wanted), None)
+        for key, value in self.headers:
+            if key.lower() == wanted:
+                return value
+        return None
 
 
 def header_value(text: str) -> str:
@@ -102,7 +106,7 @@ def http_answer(outcome: Outcome, asked: Relation) -> HttpAnswer:
     """The HTTP answer to a persistent URL that asked for the relation `asked` (its
     modifier's steps) and resolved to `outcome`: a redirect (302, or 303 for metadata
     about the item) to ``outcome.url``, or the status of ``outcome.alert``."""
-    vary = (("Vary", "Accept-Language"),) if depends_on_languages(asked) else ()
+    vary = _VARY_LANGUAGE if depends_on_languages(asked) else ()
     if outcome.url is None:
         if outcome.alert not in ALERT_STATUS:
             raise ValueError(f"an outcome with neither a URL nor a known alert: {outcome.alert!r}")
