@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 from pathlib import Path
 
 from .core.outcome import Resolution, from_row
@@ -84,8 +85,17 @@ class Resolver:
         if match is None:
             return None
         ibi = match["ibi"]
-        row = self.index.answers(canonical_key(ibi)).get(match["modifier"] or "")
-        return from_row(row, ibi) if row is not None else None
+        modifier = match["modifier"] or ""
+        row = self.index.answers(canonical_key(ibi)).get(modifier)
+        return from_row(row, ibi, _modifier_steps(modifier)) if row is not None else None
+
+
+@lru_cache(maxsize=1024)
+def _modifier_steps(modifier: str):
+    """The steps of a precomputed answer's modifier (a handful of spellings per site)."""
+    from .core.relations import parse_modifier
+
+    return parse_modifier(modifier)
 
 
 def _iri_to_uri(text: str) -> str:

@@ -1,10 +1,11 @@
 """A loopback HTTP resolver over a built index.
 
-- A persistent URL gets a real redirect: ``302 Found``, or ``303 See Other`` when the
-  answer is metadata (the resource is a description of the item, not the item: RFC 9110
-  §15.4.4).  ``Accept-Language`` chooses ``+`` translations.
-- An alert gets a small HTML page: ``404`` (not-found, unavailable), ``409``
-  (conflict, loop, no-original) or ``410`` (deleted).
+- A persistent URL gets the answer :func:`~ibistatic.core.http.http_answer` decides,
+  the one every host file gives too: a real redirect, ``302 Found``, or ``303 See
+  Other`` when the URL asks for metadata about the item (a ``:`` in its modifier).
+  ``Accept-Language`` chooses ``+`` translations (and such answers say ``Vary``).
+- An alert gets a small HTML page with the status the same function gives: ``404``
+  (not-found, unavailable), ``409`` (conflict, loop, no-original) or ``410`` (deleted).
 - ``/<archive service IBI>?servicesubject=...`` gets the ``text/plain`` answers of
   ibi-spec.md §6 (MONTARRESPOSTA), so ibistatic can stand in as an Archive of a URLib
   resolver network: a pair list as Table 4.2 writes it (CRLF between pairs, nothing
@@ -23,6 +24,7 @@ import time
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from urllib.parse import urlsplit
 
+from .core.http import ALERT_STATUS, http_answer
 from .core.identifiers import ibi_key
 from .core.pairlists import decode_query, wire_text
 from .core.properties import archive_response, new_urlkey
@@ -30,15 +32,6 @@ from .errors import IbistaticError
 from .resolver import Resolver
 
 __all__ = ["make_server", "ALERT_STATUS"]
-
-ALERT_STATUS = {
-    "not-found": HTTPStatus.NOT_FOUND,
-    "unavailable": HTTPStatus.NOT_FOUND,
-    "deleted": HTTPStatus.GONE,
-    "conflict": HTTPStatus.CONFLICT,
-    "loop": HTTPStatus.CONFLICT,
-    "no-original": HTTPStatus.CONFLICT,
-}
 
 _PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="robots" content="noindex">
@@ -82,15 +75,15 @@ class _Handler(BaseHTTPRequestHandler):
         except IbistaticError as error:
             self._page(HTTPStatus.BAD_REQUEST, "Not a persistent URL", str(error).splitlines()[0], target, body)
             return
-        if result.url is not None:
-            status = HTTPStatus.SEE_OTHER if result.content_type == "Metadata" else HTTPStatus.FOUND
-            self.send_response(status)
-            self.send_header("Location", result.url)
-            self.send_header("Content-Length", "0")
-            self.send_header("Vary", "Accept-Language")
-            self.end_headers()
+        answer = http_answer(result, result.asked)
+        if answer.location is None:
+            self._page(HTTPStatus(answer.status), result.alert, result.message, target, body, answer.headers)
             return
-        self._page(ALERT_STATUS[result.alert], result.alert, result.message, target, body)
+        self.send_response(answer.status)
+        for name, value in answer.headers:
+            self.send_header(name, value)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
 
     def _service_answer(self, resolver: Resolver, target: str) -> tuple[HTTPStatus, str] | None:
         """(status, text) when `target` is /<service IBI>?servicesubject=..., else None."""
@@ -111,12 +104,14 @@ class _Handler(BaseHTTPRequestHandler):
                     return HTTPStatus.BAD_REQUEST, "bad service request: " + str(error).splitlines()[0] + "\r\n"
         return None
 
-    def _page(self, status: HTTPStatus, title: str, message: str, url: str, body: bool) -> None:
+    def _page(self, status: HTTPStatus, title: str, message: str, url: str, body: bool, headers=()) -> None:
         page = _PAGE.format(title=html.escape(title), message=html.escape(message), url=html.escape(url))
-        self._send(status, "text/html; charset=utf-8", page.encode("utf-8"), body)
+        self._send(status, "text/html; charset=utf-8", page.encode("utf-8"), body, headers)
 
-    def _send(self, status: HTTPStatus, content_type: str, data: bytes, body: bool) -> None:
+    def _send(self, status: HTTPStatus, content_type: str, data: bytes, body: bool, headers=()) -> None:
         self.send_response(status)
+        for name, value in headers:
+            self.send_header(name, value)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()

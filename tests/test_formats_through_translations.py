@@ -14,6 +14,7 @@ import pytest
 from archive_factory import write_archive, write_item
 from ibistatic.archive.load import load_archives
 from ibistatic.core.identifiers import ibi_key
+from ibistatic.core.pairlists import property_pairs
 from ibistatic.core.properties import property_list
 from ibistatic.core.relations import parse_modifier, parse_relation, relation_to_verb_list
 from ibistatic.core.resolution import resolve
@@ -28,7 +29,7 @@ OAI_DC_PT = M16D + "09.04.12.27.58/doc/oai_dc.xml"
 def answer(sample_loaded, relation: str) -> dict:
     pairs = property_list(sample_loaded.view("mtc-m16d"), ibi_key("8JMKD3MGP7W/3EPGUE5"),
                           relations=[parse_relation(relation)], urlkey=lambda: "1")
-    return dict(pairs)
+    return dict(property_pairs(pairs))
 
 
 def test_translation_to_the_item_itself_keeps_the_format(sample_loaded):

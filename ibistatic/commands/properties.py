@@ -29,7 +29,7 @@ def run(args) -> int:
 
     from ..archive.load import load_archives
     from ..core.identifiers import parse_ibi
-    from ..core.pairlists import wire_text
+    from ..core.pairlists import property_pairs, wire_text
     from ..core.properties import filter_property_list, property_list
     from ..core.relations import parse_verb_list
 
@@ -42,10 +42,10 @@ def run(args) -> int:
     if not loaded.infos:
         return 1
     view = loaded.view(loaded.infos[0].name)
-    pairs = property_list(view, ibi.key, filepath=args.filepath, verbs=verbs)
+    answer = property_list(view, ibi.key, filepath=args.filepath, verbs=verbs)
     if verbs is not None:
-        pairs = filter_property_list(pairs, verbs)
-    sys.stdout.write(wire_text(pairs))
+        answer = filter_property_list(answer, verbs)
+    sys.stdout.write(wire_text(property_pairs(answer)))
     sys.stdout.flush()
     return 0
 

@@ -7,6 +7,10 @@ imports nothing else of the core.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .relations import Relation
 
 __all__ = ["Resolution", "ALERTS", "MAX_HOPS", "row_of", "from_row"]
 
@@ -28,6 +32,9 @@ class Resolution:
     chain: tuple[str, ...] = ()  # every IBI asked, in order
     relation: str = ""  # the relation finally answered, e.g. '.metadata(oai_dc)'
     message: str = ""
+    #: the relation the request asked for (its modifier or verb list), before any
+    #: following: what decides the HTTP answer (core.http); not part of the JSON
+    asked: Relation = ()
 
     def as_json(self) -> dict:
         return {
@@ -61,12 +68,13 @@ def row_of(resolution: Resolution) -> list:
     return [getattr(resolution, name) if name != "chain" else list(resolution.chain) for name in ROW_FIELDS]
 
 
-def from_row(row: list, asked: str) -> Resolution:
-    """A precomputed answer for the IBI as `asked` (the chain starts with it)."""
+def from_row(row: list, asked: str, steps: Relation = ()) -> Resolution:
+    """A precomputed answer for the IBI as `asked` (the chain starts with it) with the
+    modifier whose steps are `steps`."""
     fields = dict(zip(ROW_FIELDS, row))
     computed_for = fields.pop("chain")
     chain = tuple([asked] + computed_for[1:])
     alert = fields["alert"]
     if alert and alert != "deleted" and computed_for and fields["ibi"] == computed_for[0]:
         fields["ibi"] = asked  # an alert names the IBI as asked (a deleted item: as stored), as resolve() does
-    return Resolution(**fields, chain=chain, message=_MESSAGES[alert] if alert else "")
+    return Resolution(**fields, chain=chain, message=_MESSAGES[alert] if alert else "", asked=steps)

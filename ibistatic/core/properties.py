@@ -30,7 +30,7 @@ import re
 import secrets
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 from urllib.parse import unquote, urlsplit
 
@@ -44,12 +44,14 @@ from .model import (
     quote_path,
     split_query,
 )
-from .relations import Relation, Step, VerbList, compositions, relation_text
+from .relations import Relation, Step, VerbList, compositions
 
 __all__ = [
     "ArchiveView",
     "MemoryArchiveView",
     "Related",
+    "RelationAnswer",
+    "PropertyList",
     "follow",
     "related_url",
     "item_urls",
@@ -60,9 +62,6 @@ __all__ = [
     "new_urlkey",
     "default_relations",
 ]
-
-Pair = tuple[str, "str | tuple[str, ...]"]
-
 
 class ArchiveView(Protocol):
     """One Archive as MONTARLISTADEURL sees it."""
@@ -289,25 +288,66 @@ def new_urlkey() -> str:
     return f"{int(time.time()):010d}-{secrets.randbelow(10**16):016d}"
 
 
-def _relation_pairs(view: ArchiveView, item: Item, relation: Relation, filepath: str, file_list: bool) -> list[Pair]:
+@dataclass(frozen=True, slots=True)
+class RelationAnswer:
+    """What one Archive knows of one relation of an item: the related item's IBI forms
+    (``ibi<r>``; None when it has none) and, when the Archive stores it, its ``url<r>``,
+    ``state<r>``, ``timestamp<r>`` and ``contenttype<r>`` (None where unknown)."""
+
+    ibi: tuple[str, ...] | None
+    url: str | None = None
+    state: str | None = None
+    timestamp: str | None = None
+    content_type: str | None = None
+
+    def only_ibi(self) -> "RelationAnswer":
+        return RelationAnswer(self.ibi)
+
+
+@dataclass(frozen=True, slots=True)
+class PropertyList:
+    """Algorithm 2's answer, typed: the identifying properties and, per relation, what
+    the Archive knows.  The relation ``()`` is the item itself (the pairs ``ibi``,
+    ``url``, ``state`` ...; a Deleted item has only its ``ibi``, ``state`` and
+    ``timestamp``).  Pair names (Table 4.2) are made only on the wire:
+    :func:`~ibistatic.core.pairlists.property_pairs`."""
+
+    archiveaddress: str
+    services: tuple[str, ...]  # ibi.archiveservice
+    platform: tuple[str, ...]  # ibi.platformsoftware; () when not identified
+    relations: Mapping[Relation, RelationAnswer]
+    nextedition: tuple[str, ...] | None = None
+    urlkey: str | None = None
+
+    @property
+    def item(self) -> RelationAnswer | None:
+        """The answer about the item itself (relation ``()``)."""
+        return self.relations.get(())
+
+    @property
+    def ibi(self) -> tuple[str, ...] | None:
+        item = self.item
+        return item.ibi if item is not None else None
+
+    @property
+    def state(self) -> str | None:
+        item = self.item
+        return item.state if item is not None else None
+
+    def answer(self, relation: Relation) -> RelationAnswer | None:
+        return self.relations.get(relation)
+
+
+def _relation_answer(view: ArchiveView, item: Item, relation: Relation, filepath: str, file_list: bool) -> RelationAnswer | None:
     related = follow(view, item, relation)
     if related is None:
-        return []
-    suffix = relation_text(relation)
-    pairs: list[Pair] = []
-    if related.forms is not None:
-        pairs.append(("ibi" + suffix, related.forms))
+        return None
     url = related_url(view, related, filepath, file_list)
-    if url is not None:
-        described = related.owner if related.inline is not None else related.item
-        content_type = "Metadata" if related.inline is not None else described.content_type
-        pairs += [
-            ("url" + suffix, url),
-            ("contenttype" + suffix, content_type),
-            ("state" + suffix, described.state),
-            ("timestamp" + suffix, described.timestamp),
-        ]
-    return pairs
+    if url is None:
+        return RelationAnswer(related.forms) if related.forms is not None else None
+    described = related.owner if related.inline is not None else related.item
+    content_type = "Metadata" if related.inline is not None else described.content_type
+    return RelationAnswer(related.forms, url, described.state, described.timestamp, content_type)
 
 
 def property_list(
@@ -318,56 +358,38 @@ def property_list(
     verbs: VerbList | None = None,
     relations: Iterable[Relation] | None = None,
     urlkey: Callable[[], str] = new_urlkey,
-) -> list[Pair]:
+) -> PropertyList | None:
     """Algorithm 2 (MONTARLISTADEURL): every property of IBI `key` known to the Archive.
 
-    Empty when the Archive does not hold the IBI.  `relations` narrows the loop of line 21
-    (the resolver asks only for the relation it needs; filtering never changes the outcome).
-    Names are sorted.
+    None (the empty answer) when the Archive does not hold the IBI.  `relations` narrows
+    the loop of line 21 (the resolver asks only for the relation it needs; filtering
+    never changes the outcome).
     """
     item = view.item(key)
     if item is None:
-        return []
+        return None
     info = view.info
-    pairs: list[Pair] = [
-        ("archiveaddress", info.address),
-        ("ibi.archiveservice", info.service_forms()),
-        ("ibi.platformsoftware", ibi_forms_of(info.platform_ibi) if info.platform_ibi else ()),
-    ]
+    identity = dict(
+        archiveaddress=info.address,
+        services=info.service_forms(),
+        platform=ibi_forms_of(info.platform_ibi) if info.platform_ibi else (),
+    )
     if item.state == "Deleted":
-        pairs += [("ibi", item.forms()), ("state", item.state), ("timestamp", item.timestamp)]
-        return sorted(pairs, key=lambda pair: pair[0])
-    if item.next_edition is not None:
-        pairs.append(("ibi.nextedition", ibi_forms_of(item.next_edition)))
-    pairs.append(("urlkey", urlkey()))
+        itself = RelationAnswer(item.forms(), state=item.state, timestamp=item.timestamp)
+        return PropertyList(**identity, relations={(): itself})
     file_list = bool(verbs and verbs.file_list)
-    wanted = view.relations() if relations is None else relations
-    for relation in wanted:
-        pairs += _relation_pairs(view, item, relation, filepath, file_list)
-    return sorted(pairs, key=lambda pair: pair[0])
+    answers: dict[Relation, RelationAnswer] = {}
+    for relation in view.relations() if relations is None else relations:
+        answer = _relation_answer(view, item, relation, filepath, file_list)
+        if answer is not None:
+            answers.setdefault(relation, answer)
+    nextedition = ibi_forms_of(item.next_edition) if item.next_edition is not None else None
+    return PropertyList(**identity, relations=answers, nextedition=nextedition, urlkey=urlkey())
 
 
-IDENTIFYING = ("archiveaddress", "ibi", "ibi.archiveservice", "ibi.platformsoftware", "urlkey")
-_PROPERTY_NAMES = ("contenttype", "ibi", "state", "timestamp", "url")
-
-
-def _relation_of(name: str) -> tuple[str, str] | None:
-    for x in _PROPERTY_NAMES:
-        if name == x or name.startswith(x + ".") or name.startswith(x + "("):
-            return x, name[len(x):]
-    return None
-
-
-def _matches(relation_suffix: str, wanted: Relation) -> bool:
-    """Whether a pair's relation is the wanted one; a language-less translation step
-    wanted keeps every .translation(..) at that place (Example 7.3)."""
-    from ..errors import IbiSyntaxError
-    from .relations import parse_relation
-
-    try:
-        relation = parse_relation(relation_suffix)
-    except IbiSyntaxError:  # not a relation name: not the asked one
-        return False
+def _matches(relation: Relation, wanted: Relation) -> bool:
+    """Whether a relation is the wanted one; a language-less translation step wanted
+    keeps every .translation(..) at that place (Example 7.3)."""
     if len(relation) != len(wanted):
         return False
     for have, want in zip(relation, wanted):
@@ -380,41 +402,38 @@ def _matches(relation_suffix: str, wanted: Relation) -> bool:
     return True
 
 
-def filter_property_list(pairs: list[Pair], verbs: VerbList | None) -> list[Pair]:
-    """FILTRARLISTADEURL: keep the identifying pairs and those of the asked relation.
+def filter_property_list(answer: PropertyList | None, verbs: VerbList | None) -> PropertyList | None:
+    """FILTRARLISTADEURL: keep the identifying properties and those of the asked relation.
 
-    Optional in the standard, and it never changes the outcome.  ``ibi.nextedition`` is
-    kept when the verb list asks for the last edition; ``state``/``timestamp`` of a
-    Deleted answer are kept so that the resolver can tell it was deleted.  ``urlkey`` is
-    kept only when a ``url`` pair is: a key serves only the acknowledgment of a URL (the
-    first listing of §8.2, which has no URL, has no urlkey; the second has both).
+    Optional in the standard, and it never changes the outcome.  The item's ``ibi`` is
+    identifying and always kept; ``ibi.nextedition`` is kept when the verb list asks for
+    the last edition; ``state``/``timestamp`` of a Deleted answer are kept so that the
+    resolver can tell it was deleted.  ``urlkey`` is kept only when a ``url`` is: a key
+    serves only the acknowledgment of a URL (the first listing of §8.2, which has no URL,
+    has no urlkey; the second has both).
     """
+    if answer is None:
+        return None
     wanted: Relation = verbs.steps if verbs is not None else ()
+    deleted = answer.state == "Deleted"
+    kept: dict[Relation, RelationAnswer] = {}
+    for relation, known in answer.relations.items():
+        if _matches(relation, wanted) or (relation == () and deleted):
+            kept[relation] = known
+        elif relation == ():
+            kept[relation] = known.only_ibi()
     asks_last_edition = any(step.kind == "lastedition" for step in wanted)
-    deleted = ("state", "Deleted") in pairs
-    kept = []
-    for name, value in pairs:
-        if name in IDENTIFYING or (name == "ibi.nextedition" and asks_last_edition):
-            kept.append((name, value))
-        elif deleted and name in ("state", "timestamp"):
-            kept.append((name, value))
-        else:
-            split = _relation_of(name)
-            if split is not None and split[1] != ".archiveservice" and _matches(split[1], wanted):
-                kept.append((name, value))
-    if not any(_is_url(name) for name, _ in kept):
-        kept = [(name, value) for name, value in kept if name != "urlkey"]
-    return kept
-
-
-def _is_url(name: str) -> bool:
-    """``url`` or ``url<relation>`` (not ``urlkey``)."""
-    return name == "url" or name.startswith(("url.", "url("))
+    has_url = any(known.url is not None for known in kept.values())
+    return replace(
+        answer, relations=kept,
+        nextedition=answer.nextedition if asks_last_edition else None,
+        urlkey=answer.urlkey if has_url else None,
+    )
 
 
 def archive_response(
     view: ArchiveView, query: Mapping[str, str], urlkey: Callable[[], str] = new_urlkey, filtered: bool = True,
-) -> list[Pair]:
+) -> list[tuple[str, str | tuple[str, ...]]]:
     """Algorithm 1 (MONTARRESPOSTA) for the three service subjects of §7.
 
     `query` holds the decoded request pairs; `filtered=False` leaves out the optional
@@ -426,6 +445,7 @@ def archive_response(
     """
     from ..errors import IbiSyntaxError, UsageError
     from .identifiers import ibi_key
+    from .pairlists import property_pairs
     from .relations import parse_verb_list
 
     subject = query.get("servicesubject")
@@ -446,6 +466,6 @@ def archive_response(
     # Only its one leading '/' goes: '//x' names no file (as the resolver reads it).
     filepath = query.get("parsedibiurl.filepath", "")
     filepath = filepath[1:] if filepath.startswith("/") else filepath
-    pairs = property_list(view, key, filepath=filepath, verbs=verbs, urlkey=urlkey)
+    answer = property_list(view, key, filepath=filepath, verbs=verbs, urlkey=urlkey)
     # "O uso da rotina FILTRARLISTADEURL é facultativa" (§7): unfiltered, the whole list
-    return filter_property_list(pairs, verbs) if filtered else pairs
+    return property_pairs(filter_property_list(answer, verbs) if filtered else answer)

@@ -36,7 +36,7 @@ from dataclasses import replace
 from .identifiers import Ibi, parse_ibi
 from .outcome import ALERTS, MAX_HOPS, Resolution, _alert
 from .languages import match_language
-from .properties import ArchiveView, property_list
+from .properties import ArchiveView, PropertyList, RelationAnswer, property_list
 from .relations import Relation, Step, VerbList, relation_text
 
 __all__ = ["Resolution", "resolve", "ALERTS", "wanted_relations"]
@@ -79,15 +79,26 @@ def _wanted_relations(view: ArchiveView, steps: Relation) -> list[Relation]:
     return prefixes
 
 
-def _as_dict(pairs) -> dict:
-    return {name: value for name, value in pairs}
+def _first_form(forms: tuple[str, ...] | None) -> str | None:
+    return forms[1] if forms is not None and len(forms) >= 2 else None
 
 
-def _first_form(forms) -> str | None:
-    return forms[1] if isinstance(forms, tuple) and len(forms) >= 2 else None
+def _answers_something(known: RelationAnswer | None) -> bool:
+    """Whether the answer names the related item or gives its URL."""
+    return known is not None and (known.ibi is not None or known.url is not None)
 
 
-def _choose_languages(steps: Relation, answer: dict, preferences: Sequence[str]) -> Relation | None:
+def _offered_languages(answer: PropertyList, prefix: Relation) -> list[str]:
+    """The languages of the translations `answer` offers right after `prefix`."""
+    at = len(prefix)
+    return sorted({
+        relation[at].param for relation, known in answer.relations.items()
+        if len(relation) > at and relation[:at] == prefix and relation[at].kind == "translation"
+        and relation[at].param is not None and _answers_something(known)
+    })
+
+
+def _choose_languages(steps: Relation, answer: PropertyList, preferences: Sequence[str]) -> Relation | None:
     """Make each language-less translation step concrete from what `answer` offers.
 
     None when the answer does not reach that step (the relation must be followed first).
@@ -96,14 +107,10 @@ def _choose_languages(steps: Relation, answer: dict, preferences: Sequence[str])
     for index, step in enumerate(steps):
         if step.kind != "translation" or step.param is not None:
             continue
-        head = relation_text(tuple(steps[:index])) + ".translation("
-        offered = sorted({
-            name[len(kind) + len(head):].split(")", 1)[0]
-            for name in answer for kind in ("ibi", "url")
-            if name.startswith(kind + head)
-        })
+        prefix = tuple(steps[:index])
+        offered = _offered_languages(answer, prefix)
         if not offered:
-            if any(name in ("ibi" + relation_text(tuple(steps[:index]) + (step,)), "url" + relation_text(tuple(steps[:index]) + (step,))) for name in answer):
+            if _answers_something(answer.answer(prefix + (step,))):
                 continue  # the item has no language: `.translation` is the item itself
             return None
         chosen = match_language(list(preferences), offered)
@@ -112,10 +119,6 @@ def _choose_languages(steps: Relation, answer: dict, preferences: Sequence[str])
             return _choose_languages(tuple(steps), answer, preferences)
         steps[index] = Step("translation", chosen)
     return tuple(steps)
-
-
-def _claims_original(answer: dict) -> bool:
-    return answer.get("state") == "Original"
 
 
 def resolve(
@@ -129,9 +132,15 @@ def resolve(
 ) -> Resolution:
     """Resolve `ibi` with `verbs` over the Archives `views`, in order (§8).
 
-    `languages` are the Accept-Language tags, most preferred first.
+    `languages` are the Accept-Language tags, most preferred first.  The outcome
+    records the relation asked (``asked``), which decides its HTTP answer.
     """
     ibi = parse_ibi(ibi) if isinstance(ibi, str) else ibi
+    outcome = _resolve(views, ibi, verbs, filepath, required_status, languages)
+    return replace(outcome, asked=verbs.steps if verbs is not None else ())
+
+
+def _resolve(views, ibi: Ibi, verbs, filepath: str, required_status: str, languages) -> Resolution:
     steps: Relation = verbs.steps if verbs is not None else ()
     file_list = bool(verbs and verbs.file_list)
     key, text = ibi.key, ibi.text
@@ -145,22 +154,22 @@ def resolve(
         step_verbs = verbs if verbs is not None and steps == verbs.steps else VerbList(steps, file_list)
         answers = []
         for view in views:
-            pairs = property_list(view, key, filepath=filepath, verbs=step_verbs, relations=wanted_relations(view, steps), urlkey=lambda: "")
-            if pairs:
-                answers.append((view, _as_dict(pairs)))
+            answer = property_list(view, key, filepath=filepath, verbs=step_verbs, relations=wanted_relations(view, steps), urlkey=str)
+            if answer is not None:
+                answers.append((view, answer))
         if not answers:
             return _alert("not-found", chain)
         if required_status == "Original":
-            originals = [(v, a) for v, a in answers if _claims_original(a)]
+            originals = [(v, a) for v, a in answers if a.state == "Original"]
             if not originals:
                 return _alert("no-original", chain, ibi=text)
             if len(originals) > 1:
                 return _alert("conflict", chain, ibi=text)
             answers = originals
-        live = [(v, a) for v, a in answers if a.get("state") != "Deleted"]
+        live = [(v, a) for v, a in answers if a.state != "Deleted"]
         if not live:
             view, answer = answers[0]
-            return _alert("deleted", chain, archive=view.info.name, address=view.info.address, state="Deleted", ibi=_first_form(answer.get("ibi")) or text)
+            return _alert("deleted", chain, archive=view.info.name, address=view.info.address, state="Deleted", ibi=_first_form(answer.ibi) or text)
         outcome = _from_answers(live, steps, languages)
         if isinstance(outcome, Resolution):
             return replace(outcome, chain=tuple(chain))
@@ -177,13 +186,12 @@ def _from_answers(answers, steps: Relation, languages: Sequence[str]):
     for view, answer in answers:
         concrete = _choose_languages(steps, answer, languages)
         if concrete is not None:
-            suffix = relation_text(concrete)
-            if "url" + suffix in answer:
+            known = answer.answer(concrete)
+            if known is not None and known.url is not None:
                 return Resolution(
-                    url=answer["url" + suffix], alert=None, archive=view.info.name,
-                    address=view.info.address, state=answer.get("state" + suffix),
-                    ibi=_first_form(answer.get("ibi" + suffix)),
-                    content_type=answer.get("contenttype" + suffix), relation=suffix,
+                    url=known.url, alert=None, archive=view.info.name,
+                    address=view.info.address, state=known.state, ibi=_first_form(known.ibi),
+                    content_type=known.content_type, relation=relation_text(concrete),
                 )
         follow = _next_request(answer, concrete if concrete is not None else steps)
         if follow is not None:
@@ -191,19 +199,20 @@ def _from_answers(answers, steps: Relation, languages: Sequence[str]):
     return None
 
 
-def _next_request(answer: dict, steps: Relation) -> tuple[str, Relation] | None:
+def _next_request(answer: PropertyList, steps: Relation) -> tuple[str, Relation] | None:
     """Where to ask next: the IBI of the longest answered prefix, or the next edition."""
-    own = (_first_form(answer.get("ibi")) or "").lower()
+    own = (_first_form(answer.ibi) or "").lower()
     for length in range(len(steps), 0, -1):
         prefix = steps[:length]
         if any(s.kind == "translation" and s.param is None for s in prefix):
             continue  # a language not chosen yet cannot be followed
         if any(s.kind == "metadata" and s.param is not None for s in prefix):
             continue  # the format cannot be asked again: the IBI gives the free format
-        target = _first_form(answer.get("ibi" + relation_text(prefix)))
+        known = answer.answer(prefix)
+        target = _first_form(known.ibi) if known is not None else None
         if target is None or (length == len(steps) and target.lower() == own):
             continue  # unknown, or the item itself with nothing left to apply
         return target, steps[length:]
-    if steps and steps[0].kind == "lastedition" and "ibi.nextedition" in answer:
-        return _first_form(answer["ibi.nextedition"]), steps
+    if steps and steps[0].kind == "lastedition" and answer.nextedition is not None:
+        return _first_form(answer.nextedition), steps
     return None

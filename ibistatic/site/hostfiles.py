@@ -4,8 +4,10 @@ server snippet, an Apache ``RewriteMap`` and snippet (docs/hosting.md).
 Each host file lists the same rules, computed once by :func:`host_rules` from the
 published URLs (what the pages answer), so every host answers a persistent URL as ``ibistatic resolve`` does:
 
-- a persistent URL with a precomputed answer redirects to ``resolution.url``: 302, or
-  303 See Other when the URL asks for metadata (its modifier has ``:``);
+- each rule is the answer ``ibistatic serve`` gives, decided by one function
+  (:func:`~ibistatic.core.http.http_answer`): a persistent URL with a precomputed
+  answer redirects to ``resolution.url``, 302, or 303 See Other when the URL asks for
+  metadata about the item (its modifier has ``:``);
 - a URL of a deleted item answers 410 Gone with its alert page (nginx and Apache only:
   Cloudflare Pages accepts no 410 rule);
 - a modifier with a language-less ``+`` is never listed: the answer depends on the
@@ -39,7 +41,8 @@ from pathlib import Path
 from typing import NamedTuple
 from urllib.parse import quote, urlsplit
 
-from ..core.relations import METADATA, TRANSLATION, parse_modifier
+from ..core.http import FOUND, GONE, http_answer
+from ..core.relations import Relation, parse_modifier
 
 __all__ = [
     "HostRule",
@@ -65,8 +68,6 @@ CLOUDFLARE_STATIC_LIMIT = 2000
 #: Netlify advises fewer than 10,000 rules in ``_redirects``.
 NETLIFY_ADVISED_LIMIT = 10000
 
-FOUND, SEE_OTHER, GONE = 302, 303, 410
-
 # RFC 3986 pchar without pct-encoded, plus "/": what browsers send unescaped in a path.
 PATH_SAFE = "/!$&'()*+,;=:@~"
 # Apache's int:escape (ap_escape_uri) leaves exactly these alone besides ALPHA / DIGIT /
@@ -74,8 +75,6 @@ PATH_SAFE = "/!$&'()*+,;=:@~"
 APACHE_SAFE = "/!$&'()*+,;=:@~"
 # A path needing no escaping for any host: the common case, checked first for speed.
 PLAIN_PATH = re.compile(r"[A-Za-z0-9\-._~/!$&'()*+,;=:@]*")
-# Characters a Location header or a whitespace-separated rule file cannot carry.
-UNSAFE_IN_LOCATION = re.compile(r"[\x00-\x20\x7f-\U0010ffff]")
 NGINX_SPECIAL = re.compile(r'["\\$]')
 ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 # Query pairs the resolver interprets (Table 6.3): such requests are the pages' business.
@@ -95,31 +94,21 @@ class HostRule(NamedTuple):
 
 
 @lru_cache(maxsize=None)
-def _open_translation(modifier: str) -> bool:
-    return any(step.kind == TRANSLATION and step.param is None for step in parse_modifier(modifier))
-
-
-@lru_cache(maxsize=None)
-def _asks_metadata(modifier: str) -> bool:
-    return any(step.kind == METADATA for step in parse_modifier(modifier))
-
-
-def _location(url: str) -> str:
-    """The URL with whitespace, controls and non-ASCII written %XX (UTF-8), as a browser
-    would send it: no host file or Location header can carry them raw."""
-    return UNSAFE_IN_LOCATION.sub(lambda m: quote(m.group(), safe=""), url)
+def _asked(modifier: str) -> Relation:
+    return parse_modifier(modifier)
 
 
 def _rule(published) -> HostRule | None:
-    modifier = published.modifier
-    if _open_translation(modifier):
+    """The host's rule for one published URL: the answer ``ibistatic serve`` gives
+    (:func:`~ibistatic.core.http.http_answer`) when a host file can give it."""
+    answer = http_answer(published, _asked(published.modifier))
+    if answer.header("Vary"):
         return None  # the browser's languages choose: the page answers
-    if published.url is not None:
-        status = SEE_OTHER if _asks_metadata(modifier) else FOUND
-        return HostRule(published.path, status, _location(published.url))
-    if published.alert == "deleted":
+    if answer.location is not None:
+        return HostRule(published.path, answer.status, answer.location)
+    if answer.status == GONE:
         return HostRule(published.path, GONE, None)
-    return None
+    return None  # other alerts: the alert page answers
 
 
 def host_rules(published: Iterable) -> list[HostRule]:
