@@ -125,5 +125,6 @@ class Schema:
         rows = ["| key | required | default | meaning |", "|---|---|---|---|"]
         for field in self.fields:
             required = "yes" if field.required else "no"
-            rows.append(f"| `{field.key}` | {required} | {field.default} | {field.meaning} |")
+            cells = (f"`{field.key}`", required, field.default, field.meaning)
+            rows.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
         return "\n".join(rows) + "\n"
