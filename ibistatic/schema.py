@@ -82,6 +82,9 @@ class Schema:
         self._known = frozenset(self.keys)
         self._spellings = {_spelling(key): key for key in self.keys}
         self._one_of = "one of " + ", ".join(self.keys)
+        # what read() needs of each field, looked up once here rather than once per item
+        self._steps = tuple((f.key, f.name, f.read, f.required, f.expected, f.absent, callable(f.absent))
+                            for f in fields if f.read is not None)
 
     def suggestion(self, key: Any) -> str | None:
         """The known key `key` probably meant (another spelling, a typo), or None."""
@@ -106,18 +109,16 @@ class Schema:
             if key not in self._known:
                 report.unknown(str(key), self.expected_instead_of(key))
         values = {}
-        for field in self.fields:
-            if field.read is None:
-                continue
-            value = raw.get(field.key)
+        for key, name, read, required, expected, absent, computed in self._steps:
+            value = raw.get(key)
             if value is not None:
-                result = field.read(report, field.key, value, context)
-            elif field.required:
-                report.missing(field.key, field.expected)
+                result = read(report, key, value, context)
+            elif required:
+                report.missing(key, expected)
                 result = None
             else:
-                result = field.absent(report, context) if callable(field.absent) else field.absent
-            values[field.name] = context[field.name] = result
+                result = absent(report, context) if computed else absent
+            values[name] = context[name] = result
         return values
 
     def markdown_table(self) -> str:
