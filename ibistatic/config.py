@@ -7,24 +7,27 @@ archives:          # in resolution order; paths relative to this file
   - sample_archive/mtc-m16d
 output: site       # default: site
 ```
-Further optional keys are documented in docs/configuration.md.  With no ``--config``
+Every key is declared once, in ``CONFIG_SCHEMA`` (its table in docs/configuration.md is
+made from it); an unknown key is an error that names the key it probably meant.  With no ``--config``
 and no ``ibistatic.yaml`` in the current directory the bundled sample is used.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlsplit
 
 from .errors import ConfigError
+from .schema import Field, Schema
 
-__all__ = ["SiteConfig", "load_config", "load_command_config", "find_config", "bundled_sample_config", "CONFIG_NAME"]
+__all__ = [
+    "SiteConfig", "load_config", "load_command_config", "find_config", "bundled_sample_config", "CONFIG_NAME",
+    "CONFIG_SCHEMA",
+]
 
 CONFIG_NAME = "ibistatic.yaml"
-KNOWN_KEYS = ("site-url", "archives", "output", "modifiers", "catalog", "cache", "redirect-files")
 
 
 @dataclass(frozen=True)
@@ -36,7 +39,6 @@ class SiteConfig:
     modifiers: str | tuple[str, ...] = "default"
     catalog: bool = False
     cache: Path | None = None
-    extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
     @property
     def cache_dir(self) -> Path:
@@ -87,6 +89,39 @@ def _found(value) -> str:
     return printable(text if len(text) <= 80 else text[:80] + "...")
 
 
+class _Report:
+    """The problems of one ibistatic.yaml, all of them, one line each, in the order found."""
+
+    def __init__(self, shown_path: str) -> None:
+        self.path = shown_path
+        self.lines: list[str] = []
+
+    def error(self, key: str, found: str, expected: str) -> None:
+        from .errors import printable
+
+        self.lines.append(printable(f"{self.path}: {key}: {found}; expected {expected}"))
+
+    def missing(self, key: str, expected: str) -> None:
+        self.error(key, "found nothing", f"{expected} (a required key)")
+
+    def unknown(self, key: str, expected: str) -> None:
+        # an error, unlike in the descriptors: a misspelt key would silently do nothing
+        self.error(key, "an unknown key", expected)
+
+
+def _is_directory_name(value) -> bool:
+    return isinstance(value, (str, Path)) and "\x00" not in str(value) and bool(str(value).strip())
+
+
+# --- validators (report, key, value, context -> the value); context: base, output_base --
+
+def _site_url(report: _Report, key: str, value, context: dict) -> str | None:
+    if not _site_url_ok(value):
+        report.error(key, f"found {_found(value)}", SITE_URL)
+        return None
+    return value if value.endswith("/") else value + "/"
+
+
 def _site_url_ok(value) -> bool:
     if not isinstance(value, str) or any(ord(ch) <= 0x20 or 0x7F <= ord(ch) <= 0x9F for ch in value):
         return False
@@ -97,43 +132,85 @@ def _site_url_ok(value) -> bool:
     return parts.scheme in ("http", "https") and bool(parts.netloc) and not parts.query and not parts.fragment
 
 
-def _validated(path: Path, raw: dict, output: str | Path | None) -> SiteConfig:
-    from .errors import printable
-
-    base, config_file = path.parent, path
-    site_url = raw.get("site-url")
-    path = printable(str(path))  # from here on only shown in messages
-    if not _site_url_ok(site_url):
-        raise ConfigError(f"{path}: site-url: found {_found(site_url)}; expected an absolute http(s) URL such as https://ibi.example.org/ (no query or fragment)")
-    archives = raw.get("archives")
-    if not isinstance(archives, list) or not archives or not all(isinstance(a, str) and a.strip() and "\x00" not in a for a in archives):
-        raise ConfigError(f"{path}: archives: found {_found(archives)}; expected a list of archive directories")
-    names = [Path(a).name for a in archives]
+def _archives(report: _Report, key: str, value, context: dict) -> tuple[Path, ...] | None:
+    if not isinstance(value, list) or not value or not all(isinstance(a, str) and _is_directory_name(a) for a in value):
+        report.error(key, f"found {_found(value)}", "a list of archive directories")
+        return None
+    names = [Path(a).name for a in value]
     duplicate = next((n for n in names if names.count(n) > 1), None)
     if duplicate:
-        raise ConfigError(f"{path}: archives: two archives are named {_found(duplicate)}; expected distinct directory names (they name the Archives in the index)")
-    out = output if output is not None else raw.get("output", "site")
-    if not isinstance(out, (str, Path)) or "\x00" in str(out) or not str(out).strip():
-        raise ConfigError(f"{path}: output: found {_found(out)}; expected a directory")
-    modifiers = raw.get("modifiers", "default")
-    if not (modifiers in ("default", "all") or (isinstance(modifiers, list) and all(isinstance(m, str) for m in modifiers))):
-        raise ConfigError(f"{path}: modifiers: found {_found(modifiers)}; expected default, all, or a list of modifiers such as '!' and ':(oai_dc)'")
-    catalog = raw.get("catalog", False)
-    if not isinstance(catalog, bool):
-        raise ConfigError(f"{path}: catalog: found {_found(catalog)}; expected true or false")
-    cache = raw.get("cache")
-    if cache is not None and not (isinstance(cache, str) and cache.strip() and "\x00" not in cache):
-        raise ConfigError(f"{path}: cache: found {_found(cache)}; expected a directory")
-    return SiteConfig(
-        site_url=site_url if site_url.endswith("/") else site_url + "/",
-        archives=tuple((base / a).resolve() for a in archives),
-        output=_output_path(Path.cwd() / out if output is not None else base / out),
-        path=config_file.resolve(),
-        modifiers=tuple(modifiers) if isinstance(modifiers, list) else modifiers,
-        catalog=catalog,
-        cache=(base / cache).resolve() if isinstance(cache, str) else None,
-        extra={k: v for k, v in raw.items() if k not in KNOWN_KEYS},
-    )
+        report.error(key, f"two archives are named {_found(duplicate)}",
+                     "distinct directory names (they name the Archives in the index)")
+        return None
+    return tuple((context["base"] / a).resolve() for a in value)
+
+
+def _output(report: _Report, key: str, value, context: dict) -> Path | None:
+    if not _is_directory_name(value):
+        report.error(key, f"found {_found(value)}", "a directory")
+        return None
+    return _output_path(context["output_base"] / value)
+
+
+def _modifiers(report: _Report, key: str, value, context: dict) -> str | tuple[str, ...] | None:
+    if value in ("default", "all"):
+        return value
+    if isinstance(value, list) and all(isinstance(m, str) for m in value):
+        return tuple(value)
+    report.error(key, f"found {_found(value)}", "default, all, or a list of modifiers such as '!' and ':(oai_dc)'")
+    return None
+
+
+def _catalog(report: _Report, key: str, value, context: dict) -> bool | None:
+    if not isinstance(value, bool):
+        report.error(key, f"found {_found(value)}", "true or false")
+        return None
+    return value
+
+
+def _cache(report: _Report, key: str, value, context: dict) -> Path | None:
+    if not (isinstance(value, str) and _is_directory_name(value)):
+        report.error(key, f"found {_found(value)}", "a directory")
+        return None
+    return (context["base"] / value).resolve()
+
+
+SITE_URL = "an absolute http(s) URL such as https://ibi.example.org/, without query or fragment"
+#: the keys of ibistatic.yaml: its table in docs/configuration.md is made from this
+CONFIG_SCHEMA = Schema(CONFIG_NAME, (
+    Field("site-url", "absolute base URL of the persistent links; `{site}` in URL templates",
+          required=True, expected=SITE_URL, read=_site_url),
+    Field("archives", "list of Archive directories, in the order the resolver asks them; each named by "
+          "its directory name, so two must not share one", required=True,
+          expected="a list of archive directories", read=_archives),
+    Field("output", "the published site: a link to the live generation in `.<output>.ibistatic/` beside "
+          "it, turned atomically by each build; never a folder ibistatic did not publish "
+          "([build](cli/build.md#outputs-it-refuses)); `--output` overrides it", "`site`",
+          read=_output, absent=lambda report, context: _output(report, "output", "site", context)),
+    Field("modifiers", "`default` (bare URL, `!`, `:`, `:(oai_dc)`), `all` (every shape of Table 6.2 "
+          "with the item's languages and `oai_dc`, see [below](#modifiers-all)), or a list such as `[\"\", \"!\", \"!:(oai_dc)\"]`",
+          "`default`", read=_modifiers, absent="default"),
+    Field("catalog", "`true` also publishes the [catalog](catalog.md) of the archives (an mkdocs site) "
+          "into `<output>/catalog/`", "`false`", read=_catalog, absent=False),
+    Field("cache", "folder of the build cache: the items read from the descriptors, keyed by file "
+          "identity and modification time, and what the last build published (so the next one rewrites "
+          "only what changed)", "`.<output>.ibistatic-cache` beside the output (never inside it)",
+          read=_cache),
+))
+
+
+def _validated(path: Path, raw: dict, output: str | Path | None) -> SiteConfig:
+    """`raw` read by CONFIG_SCHEMA; every problem of it in one ConfigError, a line each."""
+    from .errors import printable
+
+    report = _Report(printable(str(path)))
+    if output is not None:  # --output: relative to the current directory, checked alike
+        raw = {**raw, "output": output}
+    context = {"base": path.parent, "output_base": Path.cwd() if output is not None else path.parent}
+    values = CONFIG_SCHEMA.read(report, raw, context)
+    if report.lines:
+        raise ConfigError("\n".join(report.lines))
+    return SiteConfig(path=path.resolve(), **values)
 
 
 def _output_path(path: Path) -> Path:

@@ -364,4 +364,4 @@ def test_bad_archive(raw, expected):
 def test_archive_unknown_key_is_a_warning():
     info, problems = _archive(_good_archive(adress="x"))
     assert info is not None
-    assert problems == [f"warning: a: archive.yaml: adress: an unknown key; expected {ARCHIVE_KEYS}"]
+    assert problems == [f"warning: a: archive.yaml: adress: an unknown key; expected {ARCHIVE_KEYS}; did you mean address?"]

@@ -15,25 +15,19 @@ from typing import Any
 
 from ..core.identifiers import Ibi, parse_ibi, parse_repository_name
 from ..core.languages import parse_language_tag
-from ..core.model import CONTENT_TYPES, STATES, ArchiveInfo, Item, split_query
+from ..core.model import (
+    CONTENT_TYPES, DEFAULT_FILE_LIST_URL, DEFAULT_FILE_URL, STATES, ArchiveInfo, Item, split_query,
+)
 from ..core.relations import parse_relation
 from ..errors import IbiSyntaxError, Problem
+from ..schema import Field, Schema
 
-__all__ = ["ARCHIVE_KEYS", "ITEM_KEYS", "read_archive_info", "read_item", "Collector"]
+__all__ = ["ARCHIVE_SCHEMA", "ITEM_SCHEMA", "ARCHIVE_KEYS", "ITEM_KEYS", "read_archive_info", "read_item",
+           "Collector"]
 
-ARCHIVE_KEYS = (
-    "address", "service-ibi", "service-ibip", "platform-software-ibi",
-    "file-url", "file-list-url", "relations",
-    # where `ibistatic deposit` mints new IBIs (docs/cli/deposit.md)
-    "deposit-host", "deposit-ip", "deposit-port", "deposit-granularity",
-)
-ITEM_KEYS = (
-    "state", "ibip", "content-type", "timestamp", "target", "language", "translations",
-    "next-edition", "metadata", "formats", "dublin-core", "transferable",
-)
 TEMPLATE_FIELDS = ("address", "repository", "ibip", "path", "site")
 
-# hostport (Section 4.1): a host name or IPv4, optional port.
+
 def _shown(value: Any) -> str:
     """A value as the user wrote it in YAML, with its YAML kind (no Python names)."""
     if value is None:
@@ -77,6 +71,13 @@ class Collector:
     def warning(self, key: str, found: str, expected: str) -> None:
         self.problems.append(Problem(self.archive, self.path, key, found, expected, "warning"))
 
+    def missing(self, key: str, expected: str) -> None:
+        self.error(key, "nothing", f"{expected} (a required key)")
+
+    def unknown(self, key: str, expected: str) -> None:
+        # a warning: the format grows by new optional keys (archive-format.md)
+        self.warning(key, "an unknown key", expected)
+
     @property
     def failed(self) -> bool:
         return any(p.severity == "error" for p in self.problems)
@@ -87,15 +88,7 @@ def _syntax_found(error: IbiSyntaxError) -> str:
     return f"{error.text!r} ({error.found} at character {error.position + 1})"
 
 
-def _string(c: Collector, raw: Mapping, key: str, expected: str) -> str | None:
-    if key not in raw:
-        return None
-    value = raw.get(key)
-    if not isinstance(value, str) or not value.strip():
-        c.error(key, _shown(value), expected)
-        return None
-    return value.strip()
-
+# --- validators of values (each: collector, key, value, context -> the value or None) -----
 
 def _ibi(c: Collector, key: str, text: Any, *, repository_only: bool = False) -> Ibi | None:
     what = "an IBI in repository-name form" if repository_only else "an IBI (repository name or IBIp)"
@@ -109,7 +102,25 @@ def _ibi(c: Collector, key: str, text: Any, *, repository_only: bool = False) ->
         return None
 
 
-def _language(c: Collector, key: str, text: Any) -> str | None:
+def _any_ibi(c: Collector, key: str, value: Any, context: dict) -> Ibi | None:
+    return _ibi(c, key, value)
+
+
+def _repository_name(c: Collector, key: str, value: Any, context: dict) -> Ibi | None:
+    return _ibi(c, key, value, repository_only=True)
+
+
+def _ibip(expected: str):
+    """A validator of an IBI that must be in IBIp form; `expected` names that form."""
+    def read(c: Collector, key: str, value: Any, context: dict) -> Ibi | None:
+        ibi = _ibi(c, key, value)
+        if ibi is not None and ibi.form != "ibip":
+            c.error(key, repr(ibi.text), expected)
+        return ibi
+    return read
+
+
+def _language(c: Collector, key: str, text: Any, context: dict | None = None) -> str | None:
     if not isinstance(text, str):
         c.error(key, _shown(text), "a language tag such as pt or pt-BR")
         return None
@@ -120,6 +131,32 @@ def _language(c: Collector, key: str, text: Any) -> str | None:
         return None
 
 
+def _one_of(allowed: tuple[str, ...], default: str | None):
+    """A validator of a value among `allowed` (exactly so spelt)."""
+    def read(c: Collector, key: str, value: Any, context: dict) -> str | None:
+        if value not in allowed:
+            c.error(key, _shown(value), "one of " + ", ".join(allowed))
+            return default
+        return value
+    return read
+
+
+def _boolean(c: Collector, key: str, value: Any, context: dict) -> bool | None:
+    if not isinstance(value, bool):
+        c.error(key, _shown(value), "true or false")
+        return None
+    return value
+
+
+def _address(c: Collector, key: str, value: Any, context: dict) -> str | None:
+    if not isinstance(value, str) or not value.strip():
+        c.error(key, _shown(value), "the Archive's host[:port], e.g. mtc-m16c.sid.inpe.br")
+        return None
+    if not HOSTPORT.fullmatch(value.strip()):
+        c.error(key, repr(value.strip()), "a host name or IP, optionally ':port'")
+    return value.strip()
+
+
 #: what the site itself publishes at its top level: no template may name it
 SITE_OWN = ("404.html", "index.html", "index", "files", "metadata", "assets", "_ibistatic", "_redirects",
             "_headers", "_worker.js", "sitemap.xml", "robots.txt", ".nojekyll")
@@ -128,18 +165,19 @@ _TEMPLATE_START = re.compile(r"(?i:https?://)[^/{}]*[^/]|\{site\}|/(?![/\\])")
 URL_TEMPLATE = "an http(s) URL, {site}... or /path template (archive-format.md, URLs)"
 
 
-def _template(c: Collector, raw: Mapping, key: str, default: str) -> str:
-    value = _string(c, raw, key, "a URL template string") if raw.get(key) is not None else None
-    if value is None:
-        return default
+def _template(c: Collector, key: str, value: Any, context: dict) -> str | None:
+    if not isinstance(value, str) or not value.strip():
+        c.error(key, _shown(value), "a URL template string")
+        return None
+    value = value.strip()
     for name in re.findall(r"\{([^{}]*)\}", value):
         if name not in TEMPLATE_FIELDS:
             c.error(key, f"field {{{name}}} in {value!r}", "only " + ", ".join(f"{{{f}}}" for f in TEMPLATE_FIELDS))
-            return default
+            return None
     why = _template_problem(key, value)
     if why is not None:
         c.error(key, f"{value!r}, {why}", URL_TEMPLATE)
-        return default
+        return None
     return value
 
 
@@ -166,16 +204,195 @@ def _template_problem(key: str, template: str) -> str | None:
     return None
 
 
-def _unknown_keys(c: Collector, raw: Mapping, known: tuple[str, ...]) -> None:
-    for key in raw:
-        if key not in known:
-            c.warning(str(key), "an unknown key", "one of " + ", ".join(known))
+def _relations(c: Collector, key: str, value: Any, context: dict):
+    if not isinstance(value, list):
+        c.error(key, _shown(value), "a list of relations such as \"\", .lastedition, .metadata(oai_dc)")
+        return None
+    relations = []
+    for index, text in enumerate(value):
+        text = "" if text is None else text
+        if not isinstance(text, str):
+            c.error(f"{key}[{index}]", _shown(text), "a relation string")
+            continue
+        try:
+            relation = parse_relation(text.strip())
+        except IbiSyntaxError as error:
+            c.error(f"{key}[{index}]", _syntax_found(error), f"a relation of Table 7.5: {error.expected} there")
+            continue
+        if relation not in relations:
+            relations.append(relation)
+    return tuple(relations)
 
+
+def _timestamp(c: Collector, key: str, value: Any, context: dict) -> str:
+    fallback = context["fallback_timestamp"]
+    expected = "an ISO 8601 UTC time ending in Z, e.g. 2009-07-21T13:23:45Z"
+    if isinstance(value, _dt.datetime):  # YAML turned an unquoted timestamp into a datetime
+        if value.tzinfo is None:
+            c.error(key, _shown(value), expected)
+            return fallback
+        value = value.astimezone(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    elif isinstance(value, _dt.date):
+        c.error(key, _shown(value), expected)
+        return fallback
+    if not isinstance(value, str) or not ISO_UTC.fullmatch(value):
+        c.error(key, _shown(value), expected)
+        return fallback
+    try:
+        _dt.datetime.strptime(value[:19], "%Y-%m-%dT%H:%M:%S")
+    except ValueError:
+        c.error(key, repr(value), "a real calendar date and time")
+    return value
+
+
+def _translations(c: Collector, key: str, value: Any, context: dict) -> tuple[tuple[str, Ibi], ...]:
+    if not isinstance(value, Mapping):
+        c.error(key, _shown(value), "a mapping of language tag to IBI")
+        return ()
+    pairs = []
+    for tag, ibi_text in value.items():
+        language = _language(c, f"{key}.{tag}", tag)
+        ibi = _ibi(c, f"{key}.{tag}", ibi_text)
+        if language is not None and ibi is not None:
+            pairs.append((language, ibi))
+    return tuple(sorted(pairs, key=lambda pair: pair[0]))
+
+
+def _doc_file_problem(path: Any, files: tuple[str, ...]) -> tuple[str, str] | None:
+    """(found, expected) when `path` (a target or format) names no file of doc/, else None."""
+    if not isinstance(path, str) or not path:
+        return _shown(path), "a file inside doc/"
+    if CONTROL.search(path):
+        return f"{path!r}, which holds a control character", NO_CONTROL
+    if split_query(path)[0] not in files:
+        return f"{split_query(path)[0]!r}, which is not in doc/", "a file inside doc/"
+    return None
+
+
+def _formats(c: Collector, key: str, value: Any, context: dict) -> tuple[tuple[str, str], ...]:
+    if not isinstance(value, Mapping):
+        c.error(key, _shown(value), "a mapping of format name to a file inside doc/")
+        return ()
+    formats = []
+    for name, path in value.items():
+        problem = _doc_file_problem(path, context["files"])
+        if problem is not None:
+            c.error(f"{key}.{name}", *problem)
+        else:
+            formats.append((str(name), path))
+    return tuple(sorted(formats))
+
+
+def _dublin_core(c: Collector, key: str, value: Any, context: dict) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    if not isinstance(value, Mapping):
+        c.error(key, _shown(value), "a mapping of Dublin Core element to text")
+        return ()
+    elements = []
+    for element, values in value.items():
+        values = values if isinstance(values, list) else [values]
+        texts = []
+        for text in values:
+            if isinstance(text, (str, int, float)) and not isinstance(text, bool):
+                texts.append(str(text))
+            elif isinstance(text, (_dt.date, _dt.datetime)):
+                texts.append(text.isoformat())
+            else:
+                c.error(f"{key}.{element}", _shown(text), "a string or a list of strings")
+        elements.append((str(element), tuple(texts)))
+    return tuple(elements)
+
+
+def _target(c: Collector, key: str, value: Any, context: dict) -> str | None:
+    if context["state"] == "Deleted":
+        return None  # a Deleted item answers no file
+    problem = _doc_file_problem(value, context["files"])
+    if problem is not None:
+        c.error(key, *problem)
+        return None
+    return value
+
+
+def _only_file(c: Collector, context: dict) -> str | None:
+    """The target of an item.yaml that names none: the only file of doc/."""
+    files = context["files"]
+    if context["state"] == "Deleted":
+        return None
+    if len(files) == 1:
+        return files[0]
+    if not files:
+        c.error("target", "an empty doc/", "a file in doc/ (an item that is not Deleted has one)")
+    else:
+        c.error("target", f"no target and {len(files)} files in doc/", "a target naming the default file")
+    return None
+
+
+# --- the schemas: one declaration per key, in the order of the tables of archive-format.md --
+
+_DEPOSIT = "where [`ibistatic deposit`](cli/deposit.md) mints new IBIs for this Archive: "
+ARCHIVE_SCHEMA = Schema("archive.yaml", (
+    Field("address", "the Archive's web address, `host[:port]` (no scheme, no path), e.g. "
+          "`mtc-m16c.sid.inpe.br`; answered as `archiveaddress`",
+          required=True, expected="the Archive's host[:port]", read=_address),
+    Field("service-ibi", "the IBI, in repository-name form, of the archive service; answered as "
+          "`ibi.archiveservice`", required=True, expected="the repository name of the archive service",
+          read=_repository_name),
+    Field("service-ibip", "the same service's IBIp", "none", read=_ibip("an IBIp")),
+    Field("platform-software-ibi", "IBI (either form) of the platform software; answered as "
+          "`ibi.platformsoftware`", "none (`{}` in answers)", read=_any_ibi, attribute="platform_ibi"),
+    Field("file-url", "template of a file's URL", f"`{DEFAULT_FILE_URL}`", read=_template,
+          absent=DEFAULT_FILE_URL),
+    Field("file-list-url", "template of the page listing an item's files",
+          f"`{DEFAULT_FILE_LIST_URL}` (a page of the static site)", read=_template, absent=DEFAULT_FILE_LIST_URL),
+    Field("relations", "list of the relations this Archive answers, e.g. `\"\"`, `.lastedition`, "
+          "`.metadata(oai_dc)`, `.translation(pt)`; an empty list answers none; an empty entry is the "
+          "item itself", "every relation its items can answer", read=_relations),
+    # read by `ibistatic deposit` (deposit.py), not by the crawl
+    Field("deposit-host", _DEPOSIT + "the identification subsystem's host name, e.g. "
+          "`mtc-m18.sid.inpe.br` (not an IP address)", "none"),
+    Field("deposit-ip", _DEPOSIT + "the subsystem's IP address (IPv4 or IPv6): every new item also "
+          "gets an IBIp", "none"),
+    Field("deposit-port", _DEPOSIT + "the subsystem's port, an integer from 1 to 65535",
+          "none (the ports the algorithms leave out)"),
+    Field("deposit-granularity", _DEPOSIT + "the distributor's grid: `60`, `1`, `0.1`, `0.01`, ... "
+          "seconds", "`1`"),
+))
+
+ITEM_SCHEMA = Schema("item.yaml", (
+    Field("state", "`Original`, `Copy` or `Deleted` (exactly so capitalised)", required=True,
+          expected="one of " + ", ".join(STATES), read=_one_of(STATES, None)),
+    Field("ibip", "the item's IBIp form", "none", read=_ibip("an IBIp such as 8JMKD3MGP8W/35MME4E")),
+    Field("content-type", "`Data` or `Metadata`", "`Data`", read=_one_of(CONTENT_TYPES, "Data"), absent="Data"),
+    Field("timestamp", "last update (or removal), ISO 8601 UTC: `2009-07-21T13:23:45Z`",
+          "newest modification time of a file under `doc/` (of `item.yaml` for a `Deleted` item, or when "
+          "`doc/` is empty)", read=_timestamp, absent=lambda c, context: context["fallback_timestamp"]),
+    Field("target", "the default file, a path inside `doc/` (without `doc/`); an error when `doc/` has "
+          "several files and none is named; not needed for a `Deleted` item", "the only file of `doc/`",
+          read=_target, absent=_only_file),
+    Field("language", "language of the content: an ISO 639-1 code, optionally `-` and an ISO 3166-1 "
+          "country in capitals: `pt`, `pt-BR`", "none", read=_language),
+    Field("translations", "map language tag → IBI (either form) of the translation in that language",
+          "none", read=_translations, absent=()),
+    Field("next-edition", "IBI (either form) of the next edition of this item (not the item itself)",
+          "none", read=_any_ibi),
+    Field("metadata", "IBI (either form) of the `Metadata` item that describes this item", "none",
+          read=_any_ibi),
+    Field("formats", "(Metadata items) map format → file inside `doc/`; `oai_dc` is the format the "
+          "standard names; the `target` is the free-format metadata", "none", read=_formats, absent=()),
+    Field("dublin-core", "inline metadata: map Dublin Core element (`title`, `creator`, `date`, ...) → "
+          "string or list of strings; without a `metadata` item, ibistatic publishes it as a free-format "
+          "page and an `oai_dc` record in the site (such metadata has no IBI)", "none",
+          read=_dublin_core, absent=()),
+    Field("transferable", "`true` or `false` (YAML booleans, not strings); `false` for originals that "
+          "must never migrate, such as an archive service", "`true`", read=_boolean, absent=True),
+))
+ARCHIVE_KEYS = ARCHIVE_SCHEMA.keys
+ITEM_KEYS = ITEM_SCHEMA.keys
+
+
+# --- reading the descriptors -----------------------------------------------------------------
 
 def read_archive_info(name: str, raw: Any) -> tuple[ArchiveInfo | None, list[Problem]]:
-    """Validate archive.yaml (its table in archive-format.md)."""
-    from ..core.model import DEFAULT_FILE_LIST_URL, DEFAULT_FILE_URL
-
+    """Validate archive.yaml (ARCHIVE_SCHEMA, its table in archive-format.md)."""
     c = Collector(name, "archive.yaml")
     if raw is None:
         c.error("", "an empty file", "a YAML mapping of keys to values")
@@ -183,49 +400,10 @@ def read_archive_info(name: str, raw: Any) -> tuple[ArchiveInfo | None, list[Pro
     if not isinstance(raw, Mapping):
         c.error("", _shown(raw), "a YAML mapping of keys to values")
         return None, c.problems
-    _unknown_keys(c, raw, ARCHIVE_KEYS)
-    address = _string(c, raw, "address", "the Archive's host[:port], e.g. mtc-m16c.sid.inpe.br") if raw.get("address") is not None else None
-    if raw.get("address") is None:
-        c.error("address", "nothing", "the Archive's host[:port] (a required key)")
-    elif address is not None and not HOSTPORT.fullmatch(address):
-        c.error("address", repr(address), "a host name or IP, optionally ':port'")
-    if raw.get("service-ibi") is None:
-        c.error("service-ibi", "nothing", "the repository name of the archive service (a required key)")
-    service = _ibi(c, "service-ibi", raw["service-ibi"], repository_only=True) if raw.get("service-ibi") is not None else None
-    service_ibip = _ibi(c, "service-ibip", raw["service-ibip"]) if raw.get("service-ibip") is not None else None
-    if service_ibip is not None and service_ibip.form != "ibip":
-        c.error("service-ibip", repr(service_ibip.text), "an IBIp")
-    platform = _ibi(c, "platform-software-ibi", raw["platform-software-ibi"]) if raw.get("platform-software-ibi") is not None else None
-    file_url = _template(c, raw, "file-url", DEFAULT_FILE_URL)
-    file_list_url = _template(c, raw, "file-list-url", DEFAULT_FILE_LIST_URL)
-    relations = _relations(c, raw["relations"]) if raw.get("relations") is not None else None
+    values = ARCHIVE_SCHEMA.read(c, raw, {})
     if c.failed:
         return None, c.problems
-    info = ArchiveInfo(
-        name=name, address=address, service_ibi=service, service_ibip=service_ibip,
-        platform_ibi=platform, file_url=file_url, file_list_url=file_list_url, relations=relations,
-    )
-    return info, c.problems
-
-
-def _relations(c: Collector, value: Any):
-    if not isinstance(value, list):
-        c.error("relations", _shown(value), "a list of relations such as \"\", .lastedition, .metadata(oai_dc)")
-        return None
-    relations = []
-    for index, text in enumerate(value):
-        text = "" if text is None else text
-        if not isinstance(text, str):
-            c.error(f"relations[{index}]", _shown(text), "a relation string")
-            continue
-        try:
-            relation = parse_relation(text.strip())
-        except IbiSyntaxError as error:
-            c.error(f"relations[{index}]", _syntax_found(error), f"a relation of Table 7.5: {error.expected} there")
-            continue
-        if relation not in relations:
-            relations.append(relation)
-    return tuple(relations)
+    return ArchiveInfo(name=name, **values), c.problems
 
 
 def read_item(
@@ -235,7 +413,7 @@ def read_item(
     files: tuple[str, ...],
     fallback_timestamp: str,
 ) -> tuple[Item | None, list[Problem]]:
-    """Validate one item.yaml (its table in archive-format.md).
+    """Validate one item.yaml (ITEM_SCHEMA, its table in archive-format.md).
 
     ``repository`` is the repository path as found on disk (its four directory names
     joined by ``/``); ``files`` are the paths under ``doc/``; ``fallback_timestamp`` the
@@ -252,157 +430,11 @@ def read_item(
     if not isinstance(raw, Mapping):
         c.error("", _shown(raw), "a YAML mapping of keys to values")
         return None, c.problems
-    _unknown_keys(c, raw, ITEM_KEYS)
-    fields: dict[str, Any] = {"archive": archive, "repository": name, "files": files}
-    fields["state"] = _state(c, raw)
-    if raw.get("ibip") is not None:
-        ibip = _ibi(c, "ibip", raw["ibip"])
-        if ibip is not None and ibip.form != "ibip":
-            c.error("ibip", repr(ibip.text), "an IBIp such as 8JMKD3MGP8W/35MME4E")
-        fields["ibip"] = ibip
-    fields["content_type"] = _choice(c, raw, "content-type", CONTENT_TYPES, "Data")
-    fields["timestamp"] = _timestamp(c, raw, fallback_timestamp)
-    fields["language"] = _language(c, "language", raw["language"]) if raw.get("language") is not None else None
-    fields["translations"] = _translations(c, raw.get("translations"))
-    for key, attribute in (("next-edition", "next_edition"), ("metadata", "metadata")):
-        if raw.get(key) is not None:
-            fields[attribute] = _ibi(c, key, raw[key])
-    fields["formats"] = _formats(c, raw.get("formats"), files)
-    fields["dublin_core"] = _dublin_core(c, raw.get("dublin-core"))
-    fields["transferable"] = _boolean(c, raw, "transferable", True)
-    if fields["state"] != "Deleted":
-        fields["target"] = _target(c, raw, files)
-    _self_references(c, name, fields)
+    values = ITEM_SCHEMA.read(c, raw, {"files": files, "fallback_timestamp": fallback_timestamp})
+    _self_references(c, name, values)
     if c.failed:
         return None, c.problems
-    return Item(**fields), c.problems
-
-
-def _state(c: Collector, raw: Mapping) -> str | None:
-    if raw.get("state") is None:
-        c.error("state", "nothing", "one of Original, Copy, Deleted (a required key)")
-        return None
-    return _choice(c, raw, "state", STATES, None)
-
-
-def _choice(c: Collector, raw: Mapping, key: str, allowed: tuple[str, ...], default):
-    value = raw.get(key)
-    if value is None:
-        return default
-    if value not in allowed:
-        c.error(key, _shown(value), "one of " + ", ".join(allowed))
-        return default
-    return value
-
-
-def _boolean(c: Collector, raw: Mapping, key: str, default: bool) -> bool:
-    value = raw.get(key)
-    if value is None:
-        return default
-    if not isinstance(value, bool):
-        c.error(key, _shown(value), "true or false")
-        return default
-    return value
-
-
-def _timestamp(c: Collector, raw: Mapping, fallback: str) -> str:
-    value = raw.get("timestamp")
-    if value is None:
-        return fallback
-    expected = "an ISO 8601 UTC time ending in Z, e.g. 2009-07-21T13:23:45Z"
-    if isinstance(value, _dt.datetime):  # YAML turned an unquoted timestamp into a datetime
-        if value.tzinfo is None:
-            c.error("timestamp", _shown(value), expected)
-            return fallback
-        value = value.astimezone(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    elif isinstance(value, _dt.date):
-        c.error("timestamp", _shown(value), expected)
-        return fallback
-    if not isinstance(value, str) or not ISO_UTC.fullmatch(value):
-        c.error("timestamp", _shown(value), expected)
-        return fallback
-    try:
-        _dt.datetime.strptime(value[:19], "%Y-%m-%dT%H:%M:%S")
-    except ValueError:
-        c.error("timestamp", repr(value), "a real calendar date and time")
-    return value
-
-
-def _translations(c: Collector, value: Any) -> tuple[tuple[str, Ibi], ...]:
-    if value is None:
-        return ()
-    if not isinstance(value, Mapping):
-        c.error("translations", _shown(value), "a mapping of language tag to IBI")
-        return ()
-    pairs = []
-    for tag, ibi_text in value.items():
-        language = _language(c, f"translations.{tag}", tag)
-        ibi = _ibi(c, f"translations.{tag}", ibi_text)
-        if language is not None and ibi is not None:
-            pairs.append((language, ibi))
-    return tuple(sorted(pairs, key=lambda pair: pair[0]))
-
-
-def _formats(c: Collector, value: Any, files: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
-    if value is None:
-        return ()
-    if not isinstance(value, Mapping):
-        c.error("formats", _shown(value), "a mapping of format name to a file inside doc/")
-        return ()
-    formats = []
-    for name, path in value.items():
-        if not isinstance(path, str) or not path:
-            c.error(f"formats.{name}", _shown(path), "a file inside doc/")
-        elif CONTROL.search(path):
-            c.error(f"formats.{name}", f"{path!r}, which holds a control character", NO_CONTROL)
-        elif split_query(path)[0] not in files:
-            c.error(f"formats.{name}", f"{split_query(path)[0]!r}, which is not in doc/", "a file inside doc/")
-        else:
-            formats.append((str(name), path))
-    return tuple(sorted(formats))
-
-
-def _dublin_core(c: Collector, value: Any) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    if value is None:
-        return ()
-    if not isinstance(value, Mapping):
-        c.error("dublin-core", _shown(value), "a mapping of Dublin Core element to text")
-        return ()
-    elements = []
-    for element, values in value.items():
-        values = values if isinstance(values, list) else [values]
-        texts = []
-        for text in values:
-            if isinstance(text, (str, int, float)) and not isinstance(text, bool):
-                texts.append(str(text))
-            elif isinstance(text, (_dt.date, _dt.datetime)):
-                texts.append(text.isoformat())
-            else:
-                c.error(f"dublin-core.{element}", _shown(text), "a string or a list of strings")
-        elements.append((str(element), tuple(texts)))
-    return tuple(elements)
-
-
-def _target(c: Collector, raw: Mapping, files: tuple[str, ...]) -> str | None:
-    value = raw.get("target")
-    if value is None:
-        if len(files) == 1:
-            return files[0]
-        if not files:
-            c.error("target", "an empty doc/", "a file in doc/ (an item that is not Deleted has one)")
-        else:
-            c.error("target", f"no target and {len(files)} files in doc/", "a target naming the default file")
-        return None
-    if not isinstance(value, str) or not value:
-        c.error("target", _shown(value), "a file inside doc/")
-        return None
-    if CONTROL.search(value):
-        c.error("target", f"{value!r}, which holds a control character", NO_CONTROL)
-        return None
-    if split_query(value)[0] not in files:
-        c.error("target", f"{split_query(value)[0]!r}, which is not in doc/", "a file inside doc/")
-        return None
-    return value
+    return Item(archive=archive, repository=name, files=files, **values), c.problems
 
 
 def _self_references(c: Collector, name, fields: Mapping) -> None:
@@ -412,4 +444,3 @@ def _self_references(c: Collector, name, fields: Mapping) -> None:
         c.error("next-edition", repr(fields["next_edition"].text), "the IBI of another item (an item is not its own next edition)")
     if fields.get("metadata") is not None and fields["metadata"].key in own:
         c.error("metadata", repr(fields["metadata"].text), "the IBI of another item (a Metadata item)")
-
