@@ -150,7 +150,7 @@ def test_the_server_answers_every_published_url_as_the_host_files_do(sample_site
     statuses = nginx_block(sample_site, "$ibistatic_status")
     gone = {key for key, status in statuses.items() if status == "410"}
     paths = sitemap_paths(sample_site) | set(redirects) | gone
-    assert len(redirects) > 250 and len(gone) > 3 and len(paths) > 500
+    assert len(redirects) > 250 and len(gone) > 3 and len(paths) > 400  # modifiers: all emits one language per page (bounded)
     left_to_pages = 0
     for path in sorted(paths):
         status, location, vary = ask(server, path)
