@@ -24,6 +24,8 @@ __all__ = ["ARCHIVE_KEYS", "ITEM_KEYS", "read_archive_info", "read_item", "Colle
 ARCHIVE_KEYS = (
     "address", "service-ibi", "service-ibip", "platform-software-ibi",
     "file-url", "file-list-url", "relations",
+    # how its pair lists write non-ASCII characters (docs/archive-format.md)
+    "pair-list-charset",
     # where `ibistatic deposit` mints new IBIs (docs/cli/deposit.md)
     "deposit-host", "deposit-ip", "deposit-port", "deposit-granularity",
 )
@@ -175,6 +177,7 @@ def _unknown_keys(c: Collector, raw: Mapping, known: tuple[str, ...]) -> None:
 def read_archive_info(name: str, raw: Any) -> tuple[ArchiveInfo | None, list[Problem]]:
     """Validate archive.yaml (its table in archive-format.md)."""
     from ..core.model import DEFAULT_FILE_LIST_URL, DEFAULT_FILE_URL
+    from ..core.pairlists import PAIR_LIST_CHARSETS
 
     c = Collector(name, "archive.yaml")
     if raw is None:
@@ -199,11 +202,13 @@ def read_archive_info(name: str, raw: Any) -> tuple[ArchiveInfo | None, list[Pro
     file_url = _template(c, raw, "file-url", DEFAULT_FILE_URL)
     file_list_url = _template(c, raw, "file-list-url", DEFAULT_FILE_LIST_URL)
     relations = _relations(c, raw["relations"]) if raw.get("relations") is not None else None
+    charset = _choice(c, raw, "pair-list-charset", PAIR_LIST_CHARSETS, "utf-8")
     if c.failed:
         return None, c.problems
     info = ArchiveInfo(
         name=name, address=address, service_ibi=service, service_ibip=service_ibip,
         platform_ibi=platform, file_url=file_url, file_list_url=file_list_url, relations=relations,
+        pair_list_charset=charset,
     )
     return info, c.problems
 

@@ -426,6 +426,7 @@ def archive_response(
     """
     from ..errors import IbiSyntaxError, UsageError
     from .identifiers import ibi_key
+    from .pairlists import in_charset
     from .relations import parse_verb_list
 
     subject = query.get("servicesubject")
@@ -448,4 +449,6 @@ def archive_response(
     filepath = filepath[1:] if filepath.startswith("/") else filepath
     pairs = property_list(view, key, filepath=filepath, verbs=verbs, urlkey=urlkey)
     # "O uso da rotina FILTRARLISTADEURL é facultativa" (§7): unfiltered, the whole list
-    return filter_property_list(pairs, verbs) if filtered else pairs
+    pairs = filter_property_list(pairs, verbs) if filtered else pairs
+    # On the wire, in the Archive's own encoding (Table 4.2: Example 4.2's Relat%f3rio)
+    return in_charset(pairs, view.info.pair_list_charset)
