@@ -62,11 +62,15 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
 
 def shown(error: IbistaticError) -> str:
     """The message of `error`, escaped so that no input it quotes (a path, an IBI, a
-    file's text) can forge a line of output.  A syntax error keeps its own lines (the
-    input with a caret under it), each escaped: the class builds them from escaped parts."""
-    if isinstance(error, IbiSyntaxError):
-        return "\n".join(printable(line) for line in str(error).split("\n"))
-    return printable(str(error))
+    file's text) can forge a line of output.  A syntax error, raised or quoted at the end
+    of the message (``--edition-of: invalid IBI ...``), keeps its own lines (the input with
+    a caret under it), each escaped: the class builds them from escaped parts."""
+    text = str(error)
+    syntax = error if isinstance(error, IbiSyntaxError) else error.__context__
+    if isinstance(syntax, IbiSyntaxError) and text.endswith(str(syntax)):
+        head, lines = text[: len(text) - len(str(syntax))], str(syntax).split("\n")
+        return printable(head) + "\n".join(printable(line) for line in lines)
+    return printable(text)
 
 
 def main(argv: list[str] | None = None) -> int:
