@@ -12,7 +12,7 @@ import argparse
 import importlib
 import sys
 
-from .errors import IbistaticError
+from .errors import IbiSyntaxError, IbistaticError, printable
 
 # Order is the order of `ibistatic --help`.
 COMMANDS = (
@@ -60,6 +60,19 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def shown(error: IbistaticError) -> str:
+    """The message of `error`, escaped so that no input it quotes (a path, an IBI, a
+    file's text) can forge a line of output.  A syntax error, raised or quoted at the end
+    of the message (``--edition-of: invalid IBI ...``), keeps its own lines (the input with
+    a caret under it), each escaped: the class builds them from escaped parts."""
+    text = str(error)
+    syntax = error if isinstance(error, IbiSyntaxError) else error.__context__
+    if isinstance(syntax, IbiSyntaxError) and text.endswith(str(syntax)):
+        head, lines = text[: len(text) - len(str(syntax))], str(syntax).split("\n")
+        return printable(head) + "\n".join(printable(line) for line in lines)
+    return printable(text)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser(argv)
     args = parser.parse_args(argv)
@@ -69,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except IbistaticError as error:
-        print(f"ibistatic {args.command}: {error}", file=sys.stderr)
+        print(f"ibistatic {args.command}: {shown(error)}", file=sys.stderr)
         return error.exit_code
     except KeyboardInterrupt:
         print(f"ibistatic {args.command}: interrupted", file=sys.stderr)

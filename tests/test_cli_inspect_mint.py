@@ -199,3 +199,23 @@ def test_mint_needs_host_or_ip(capsys):
         main(["mint", "--at", "1287587646"])
     assert caught.value.code == 2
     assert "one of the arguments --host --ip is required" in capsys.readouterr().err
+
+
+def test_an_error_of_any_command_cannot_forge_a_line(capsys, tmp_path):
+    """cli.main escapes what an error quotes: a newline in a path is shown as \\n."""
+    folder = f"{tmp_path}/no\nerror: forged"
+    code, out, err = _run(capsys, "resolve", "--index", folder, "sid.inpe.br/mtc-m16d/2009/01.01.00.00")
+    assert (code, out) == (1, "")
+    assert err == f"ibistatic resolve: {tmp_path}/no\\nerror: forged: no index here (expected manifest.json" \
+        " in it or in its index/ folder; run 'ibistatic build' first)\n"
+
+
+def test_a_syntax_error_keeps_its_caret_lines_and_escapes_the_input(capsys):
+    code, out, err = _run(capsys, "inspect", "a\nerror: forged")
+    assert (code, out) == (2, "")
+    assert err.splitlines() == [
+        "ibistatic inspect: invalid IBI 'a\\nerror: forged': expected a letter, a digit, '-', '.' or '/'"
+        " at character 2, found '\\n'",
+        "    a?error: forged",
+        "     ^",
+    ]

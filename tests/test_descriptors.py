@@ -270,7 +270,7 @@ def test_unknown_key_is_a_warning_and_the_item_is_kept(key):
 
 SERVICE = "sid.inpe.br/mtc-m18@80/2008/03.17.15.17"
 A = "error: a: archive.yaml"
-ARCHIVE_KEYS = "one of address, service-ibi, service-ibip, platform-software-ibi, file-url, file-list-url, relations, deposit-host, deposit-ip, deposit-port, deposit-granularity"
+ARCHIVE_KEYS = "one of address, service-ibi, service-ibip, platform-software-ibi, file-url, file-list-url, relations, pair-list-charset, deposit-host, deposit-ip, deposit-port, deposit-granularity"
 
 
 def _archive(raw):
@@ -365,3 +365,15 @@ def test_archive_unknown_key_is_a_warning():
     info, problems = _archive(_good_archive(adress="x"))
     assert info is not None
     assert problems == [f"warning: a: archive.yaml: adress: an unknown key; expected {ARCHIVE_KEYS}; did you mean address?"]
+
+
+def test_archive_pair_list_charset_defaults_to_utf8_and_takes_iso_8859_1():
+    assert _archive(_good_archive())[0].pair_list_charset == "utf-8"
+    info, problems = _archive(_good_archive(pair_list_charset="iso-8859-1"))
+    assert (info.pair_list_charset, problems) == ("iso-8859-1", [])
+
+
+def test_archive_unknown_pair_list_charset_is_an_error():
+    info, problems = _archive(_good_archive(pair_list_charset="latin-9"))
+    assert info is None
+    assert problems == ["error: a: archive.yaml: pair-list-charset: 'latin-9'; expected one of utf-8, iso-8859-1"]

@@ -12,6 +12,7 @@ from ibistatic.core.pairlists import (
     decode_query,
     encode_query,
     escape_word,
+    in_charset,
     ibi_forms,
     match_query,
     parse_ibi_forms,
@@ -354,3 +355,18 @@ def test_encode_then_decode_query_is_identity(pairs):
     qs = encode_query(pairs)
     assert qs.isascii()
     assert decode_query(qs) == pairs
+
+
+def test_iso_8859_1_escapes_one_lower_case_byte_as_example_4_2_prints():
+    assert escape_word("Relatório Final.pdf", "iso-8859-1") == "Relat%f3rio%20Final.pdf"
+    # a character ISO-8859-1 lacks keeps its UTF-8 escapes: nothing is lost
+    assert escape_word("1€—ó", "iso-8859-1") == "1%E2%82%AC%E2%80%94%f3"
+
+
+def test_in_charset_recodes_the_utf8_escapes_of_urls_and_keeps_ascii_escapes():
+    pairs = [("url", "http://a.b/doc/Relat%C3%B3rio%20%E2%82%AC.pdf"), ("ibi", ("rep", "sid.inpe.br/a/2009/01.01"))]
+    recoded = in_charset(pairs, "iso-8859-1")
+    assert recoded == [("url", "http://a.b/doc/Relat%f3rio%20%E2%82%AC.pdf"), ("ibi", ("rep", "sid.inpe.br/a/2009/01.01"))]
+    assert in_charset(pairs, "utf-8") == pairs
+    # both read back as the same value
+    assert parse_pairs(serialize_pairs(recoded)) == parse_pairs(serialize_pairs(pairs))

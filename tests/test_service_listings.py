@@ -2,7 +2,9 @@
 
 Each file of tests/golden/service/ holds, after ``#`` comments saying where in
 resolution-system-pt.txt it comes from, the request line (``GET <path?query>``, the
-request printed in the report, sent as is), optional server settings (``unfiltered``),
+request printed in the report, sent as is), optional settings (``unfiltered``: the
+server does not filter; ``charset C``: the Archive's pair-list-charset, to write the
+answer read back the same way),
 a blank line, and the listing as printed, one pair a line.  The expected answer is those
 lines joined by CRLF with nothing after the last (Table 4.2); the server runs over the
 built sample on a loopback port with the listing's urlkey as its key source.  The bytes
@@ -18,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from ibistatic.core.pairlists import parse_pairs, wire_text
+from ibistatic.core.pairlists import in_charset, parse_pairs, wire_text
 from ibistatic.errors import IbiSyntaxError
 from ibistatic.serve import make_server
 
@@ -31,6 +33,7 @@ class Listing:
     request: str
     unfiltered: bool
     lines: tuple[str, ...]
+    charset: str = "utf-8"
 
     @property
     def expected(self) -> bytes:
@@ -45,7 +48,8 @@ def read_listing(path: Path) -> Listing:
     head, _, body = path.read_text(encoding="utf-8").partition("\n\n")
     settings = [line for line in head.splitlines() if not line.startswith("#")]
     request = next(line[4:] for line in settings if line.startswith("GET "))
-    return Listing(request, "unfiltered" in settings, tuple(body.splitlines()))
+    charset = next((line.split(" ", 1)[1] for line in settings if line.startswith("charset ")), "utf-8")
+    return Listing(request, "unfiltered" in settings, tuple(body.splitlines()), charset)
 
 
 class KeySource:
@@ -107,7 +111,7 @@ def test_listing_byte_for_byte(answer, path):
     assert body == listing.expected
     pairs = parse_pairs(body.decode("ascii"), strict=True)
     assert len(pairs) == len(listing.lines)
-    assert wire_text(pairs).encode("ascii") == body
+    assert wire_text(in_charset(pairs, listing.charset)).encode("ascii") == body
 
 
 def test_section_8_2_first_answer_has_no_urlkey(answer):

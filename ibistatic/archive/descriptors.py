@@ -18,6 +18,7 @@ from ..core.languages import parse_language_tag
 from ..core.model import (
     CONTENT_TYPES, DEFAULT_FILE_LIST_URL, DEFAULT_FILE_URL, STATES, ArchiveInfo, Item, split_query,
 )
+from ..core.pairlists import PAIR_LIST_CHARSETS
 from ..core.relations import parse_relation
 from ..errors import IbiSyntaxError, Problem
 from ..schema import Field, Schema
@@ -346,6 +347,13 @@ ARCHIVE_SCHEMA = Schema("archive.yaml", (
     Field("relations", "list of the relations this Archive answers, e.g. `\"\"`, `.lastedition`, "
           "`.metadata(oai_dc)`, `.translation(pt)`; an empty list answers none; an empty entry is the "
           "item itself", "every relation its items can answer", read=_relations),
+    Field("pair-list-charset", "how the Archive's answers (its pair lists: the Archive service, "
+          "`ibistatic properties`) write non-ASCII characters as `%hh`, Table 4.2 leaving \"o sistema de "
+          "codificação adotado\" to the Archive: `utf-8` (`Relat%C3%B3rio`) or `iso-8859-1` (`Relat%f3rio`, "
+          "lower-case hex, as Example 4.2 prints it). A character ISO-8859-1 lacks (`€`) keeps its UTF-8 "
+          "escapes, so that nothing is lost; ASCII escapes (`%20`) stay as written. The site, the index's "
+          "URLs and the resolver's redirects keep UTF-8 (RFC 3986)", "`utf-8`",
+          read=_one_of(PAIR_LIST_CHARSETS, "utf-8"), absent="utf-8"),
     # read by `ibistatic deposit` (deposit.py), not by the crawl
     Field("deposit-host", _DEPOSIT + "the identification subsystem's host name, e.g. "
           "`mtc-m18.sid.inpe.br` (not an IP address)", "none"),

@@ -30,6 +30,8 @@ class LoadedArchives:
     #: repository keys whose items may differ from the previous load (watch mode's
     #: targeted re-read); None after a whole crawl
     touched: frozenset[str] | None = field(default=None)
+    #: the Archives whose archive.yaml broke, published as the last build did
+    kept: frozenset[str] = field(default=frozenset())
 
     @cached_property
     def problems(self) -> list[Problem]:
@@ -110,6 +112,32 @@ def _noted(problems: list[Problem], kept: dict[str, Item]) -> list[Problem]:
     return noted
 
 
+#: what the last build published of an Archive: its archive.yaml and its items
+LastArchive = Callable[[str], "tuple[ArchiveInfo, list[Item]] | None"]
+
+
+def _keep_last_archive(archive: Archive, last_archive: LastArchive) -> bool:
+    """Publish `archive`, whose archive.yaml broke, as the last build did (its ArchiveInfo
+    and items, not what its folders hold now), with a note after its problems.  False
+    when it is not so kept: the archive.yaml is fine, the folder is gone, or the last
+    build did not publish it."""
+    if archive.info is not None or not any(p.path == "archive.yaml" for p in archive.problems):
+        return False
+    last = last_archive(archive.name)
+    if last is None:
+        return False
+    archive.info, items = last
+    archive.items = sorted(items, key=lambda item: item.repository.parts)
+    count = f"{len(items):,} item{'s' if len(items) != 1 else ''}"
+    archive.problems.append(Problem(
+        archive.name, "archive.yaml", "",
+        f"the Archive's last good publication ({count}, address {archive.info.address}) kept published despite the errors",
+        "a valid archive.yaml (fix it to publish the Archive again; remove the Archive from the configuration to withdraw it)",
+        "warning",
+    ))
+    return True
+
+
 def load_archives(
     roots: Sequence[Path | str],
     site_url: str,
@@ -117,30 +145,35 @@ def load_archives(
     progress: Callable[[int], None] | None = None,
     last_good: Callable[[str, str], Item | None] | None = None,
     published: Published | None = None,
+    last_archive: LastArchive | None = None,
 ) -> LoadedArchives:
     """Crawl `roots` (in resolution order), then apply the storage-model checks.
 
     What the last build of the same output published, when given: `last_good(archive,
     repository key)` supplies the last valid state of an item whose descriptor is now
-    invalid (it is published instead), and `published` the holders of its IBIs (a
-    newcomer never takes one of them: ibistatic.core.storage).
+    invalid (it is published instead), `last_archive(name)` that of an Archive whose
+    archive.yaml is now invalid, and `published` the holders of its IBIs (a newcomer
+    never takes one of them: ibistatic.core.storage).
     """
     result = crawl(roots, cache, progress)
-    if last_good is not None:
-        for archive in result.archives:
+    kept_archives = set()
+    for archive in result.archives:
+        if last_archive is not None and _keep_last_archive(archive, last_archive):
+            kept_archives.add(archive.name)
+        elif last_good is not None:
             present = {item.repository.text for item in archive.items}
             kept, archive.problems = _keep_last_good(archive, archive.problems, last_good, present.__contains__)
             if kept:
                 archive.items += kept
                 archive.items.sort(key=lambda item: item.repository.parts)
-    return _checked(result, site_url, published)
+    return _checked(result, site_url, published, frozenset(kept_archives))
 
 
-def _checked(result: CrawlResult, site_url: str, published: Published | None = None) -> LoadedArchives:
+def _checked(result: CrawlResult, site_url: str, published: Published | None = None, kept: frozenset[str] = frozenset()) -> LoadedArchives:
     infos = [a.info for a in result.archives if a.info is not None]
     holdings = holdings_of(infos, result.items(), published)
     left_out = _left_out(result.problems)
-    return LoadedArchives(result, holdings, lambda: storage_problems(holdings, left_out), site_url)
+    return LoadedArchives(result, holdings, lambda: storage_problems(holdings, left_out), site_url, kept=kept)
 
 
 def reload_repositories(
@@ -154,7 +187,8 @@ def reload_repositories(
 
     A path inside a repository re-reads that repository; a folder above the repository
     level re-reads every repository it held or holds now.  None when a whole crawl is
-    needed: a path outside every archive, or an archive.yaml.  The work is proportional
+    needed: a path outside every archive, an archive.yaml, or a path inside an Archive
+    kept as last published (its archive.yaml broke: its folders are not read).  The work is proportional
     to the repositories read, not to the archives' size, unless the change touches a
     storage-model clash (then the holdings are checked whole, with `published` as in
     :func:`load_archives`).
@@ -163,7 +197,7 @@ def reload_repositories(
     wanted: dict[str, set[str]] = {}
     for path in paths:
         root = next((r for r in sorted(archives, key=len, reverse=True) if path == r or path.startswith(r + os.sep)), None)
-        if root is None or archives[root].info is None:
+        if root is None or archives[root].info is None or archives[root].name in previous.kept:
             return None
         parts = os.path.relpath(path, root).split(os.sep)
         if parts == ["."] or parts[0].startswith("."):
@@ -184,10 +218,10 @@ def reload_repositories(
     result = CrawlResult(rebuilt)
     holdings = patch_holdings(previous.holdings, removed, added)
     if holdings is None:
-        return _checked(result, previous.site_url, published)
+        return _checked(result, previous.site_url, published, previous.kept)
     left_out = _left_out(result.problems)
     touched = frozenset(item.key for item in (*removed, *added))
-    return LoadedArchives(result, holdings, lambda: storage_problems(holdings, left_out), previous.site_url, touched)
+    return LoadedArchives(result, holdings, lambda: storage_problems(holdings, left_out), previous.site_url, touched, previous.kept)
 
 
 def _reread(archive: Archive, again: set[str], cache, last_good) -> tuple[Archive, list[Item], list[Item]]:

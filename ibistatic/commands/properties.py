@@ -29,7 +29,7 @@ def run(args) -> int:
 
     from ..archive.load import load_archives
     from ..core.identifiers import parse_ibi
-    from ..core.pairlists import property_pairs, wire_text
+    from ..core.pairlists import in_charset, property_pairs, wire_text
     from ..core.properties import filter_property_list, property_list
     from ..core.relations import parse_verb_list
 
@@ -45,7 +45,7 @@ def run(args) -> int:
     answer = property_list(view, ibi.key, filepath=args.filepath, verbs=verbs)
     if verbs is not None:
         answer = filter_property_list(answer, verbs)
-    sys.stdout.write(wire_text(property_pairs(answer)))
+    sys.stdout.write(wire_text(in_charset(property_pairs(answer), view.info.pair_list_charset)))
     sys.stdout.flush()
     return 0
 

@@ -65,6 +65,9 @@ class ArchiveInfo:
     file_url: str = DEFAULT_FILE_URL
     file_list_url: str = DEFAULT_FILE_LIST_URL
     relations: tuple[Relation, ...] | None = None  # None: the default (every answerable one)
+    #: how the Archive's pair lists write non-ASCII characters as %hh (Table 4.2 leaves
+    #: "o sistema de codificação adotado" to the Archive): "utf-8" or "iso-8859-1"
+    pair_list_charset: str = "utf-8"
 
     def service_forms(self) -> tuple[str, ...]:
         return ibi_forms_of(self.service_ibi, self.service_ibip)

@@ -53,6 +53,8 @@ __all__ = [
     "parse_pairs",
     "escape_word",
     "unescape_word",
+    "PAIR_LIST_CHARSETS",
+    "in_charset",
     "decode_percent",
     "ibi_forms",
     "parse_ibi_forms",
@@ -81,14 +83,41 @@ SEPARATORS = (" ", "\n", "\r\n")
 # %hh escapes
 
 
-def escape_word(text: str) -> str:
+#: how an Archive's pair lists may write non-ASCII characters (archive.yaml
+#: ``pair-list-charset``; Table 4.2 leaves "o sistema de codificação adotado" open)
+PAIR_LIST_CHARSETS = ("utf-8", "iso-8859-1")
+
+
+def escape_word(text: str, charset: str = "utf-8") -> str:
     """*text* as a ``palavra``: ``{``, ``}``, spaces, controls and non-ASCII characters
-    written ``%hh`` (UTF-8 bytes, upper-case hex); ``%`` is a word character."""
-    return "".join(char if CARACTERE.fullmatch(char) else _percent(char) for char in text)
+    written ``%hh`` (UTF-8 bytes, upper-case hex); ``%`` is a word character.
+
+    With `charset` ``"iso-8859-1"`` a non-ASCII character ISO-8859-1 has is its one
+    byte in lower-case hex, as Example 4.2 prints it (``Relat%f3rio``); one it lacks
+    (``€``, ``—``) keeps its UTF-8 escapes, so that no character is lost."""
+    return "".join(char if CARACTERE.fullmatch(char) else _percent(char, charset) for char in text)
 
 
-def _percent(char: str) -> str:
+def _percent(char: str, charset: str = "utf-8") -> str:
+    if charset == "iso-8859-1" and 0x80 <= ord(char) <= 0xFF:
+        return f"%{ord(char):02x}"
     return "".join(f"%{byte:02X}" for byte in char.encode("utf-8"))
+
+
+def in_charset(pairs: Iterable[Pair], charset: str) -> list[Pair]:
+    """`pairs` with the non-ASCII characters of their words, raw or already ``%hh`` (a
+    URL's UTF-8 escapes), escaped in `charset` (see :func:`escape_word`); ASCII
+    escapes such as ``%20`` stay as written."""
+    if charset == "utf-8":
+        return list(pairs)  # what serialize_pairs writes anyway
+
+    def word(text: str) -> str:
+        return escape_word(unescape_word(text), charset)
+
+    return [
+        (name, tuple(word(w) for w in value) if isinstance(value, tuple) else word(value))
+        for name, value in pairs
+    ]
 
 
 def unescape_word(text: str) -> str:

@@ -445,7 +445,7 @@ def archive_response(
     """
     from ..errors import IbiSyntaxError, UsageError
     from .identifiers import ibi_key
-    from .pairlists import property_pairs
+    from .pairlists import in_charset, property_pairs
     from .relations import parse_verb_list
 
     subject = query.get("servicesubject")
@@ -468,4 +468,6 @@ def archive_response(
     filepath = filepath[1:] if filepath.startswith("/") else filepath
     answer = property_list(view, key, filepath=filepath, verbs=verbs, urlkey=urlkey)
     # "O uso da rotina FILTRARLISTADEURL é facultativa" (§7): unfiltered, the whole list
-    return property_pairs(filter_property_list(answer, verbs) if filtered else answer)
+    pairs = property_pairs(filter_property_list(answer, verbs) if filtered else answer)
+    # On the wire, in the Archive's own encoding (Table 4.2: Example 4.2's Relat%f3rio)
+    return in_charset(pairs, view.info.pair_list_charset)

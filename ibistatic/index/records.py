@@ -74,6 +74,7 @@ def archive_record(info: ArchiveInfo, relations) -> dict[str, Any]:
         "file-list-url": info.file_list_url,
         "relations-declared": info.relations is not None,
         "relations": [relation_text(r) for r in relations],
+        "pair-list-charset": info.pair_list_charset,
     }
 
 
@@ -88,5 +89,6 @@ def archive_from_record(record: dict[str, Any]) -> tuple[ArchiveInfo, tuple]:
         file_url=record["file-url"],
         file_list_url=record["file-list-url"],
         relations=relations if record.get("relations-declared") else None,
+        pair_list_charset=record.get("pair-list-charset", "utf-8"),
     )
     return info, relations

@@ -100,6 +100,8 @@ class _State:
     spare: str = ""  # the other generation, the tree of the build before; "" if none
     #: the paths where the spare differs from the live generation (None: not known)
     behind: frozenset[str] | None = None
+    #: the Archives published (archive.yaml validated): kept when one breaks
+    infos: tuple = ()
 
 
 #: the _State fields saved in chunks (ibistatic.pickles)
@@ -373,6 +375,7 @@ class Publisher:
         check_output(self.config)
         previous = self._previous_state()
         last_good = self._last_good if self.keep_last_good and previous is not None else None
+        last_archive = self._last_archive if last_good is not None else None
         # a newcomer never takes an IBI this output published (ibistatic.core.storage)
         published = _last_published(previous.items) if previous is not None else None
         self.progress.phase("crawling archives")
@@ -380,7 +383,10 @@ class Publisher:
         if changed_paths is not None and not full and self._loaded is not None:
             loaded = self._reload(changed_paths, last_good, published)
         if loaded is None:
-            loaded = load_archives(self.config.archives, self.config.site_url, self.cache, progress=self.progress.advance, last_good=last_good, published=published)
+            loaded = load_archives(
+                self.config.archives, self.config.site_url, self.cache, progress=self.progress.advance,
+                last_good=last_good, published=published, last_archive=last_archive,
+            )
         self._loaded = loaded
         try:
             state = None if full else self._usable_state(loaded)
@@ -491,6 +497,13 @@ class Publisher:
         if self.state is None or self.state.fingerprint[2] != str(self.config.output):
             return None  # fingerprint[2]: the output it was published to
         return self.state
+
+    def _last_archive(self, name: str):
+        """The ArchiveInfo and items the last build published of Archive `name`, or None."""
+        info = next((info for info in self.state.infos if info.name == name), None)
+        if info is None:
+            return None
+        return info, [item for held in self.state.items.values() for item, _ in held if item.archive == name]
 
     def _last_good(self, archive: str, key: str):
         for item, _ in self.state.items.get(key, ()):
@@ -668,6 +681,7 @@ class Publisher:
 
     def _remember(self, state: _State, items: dict, generated: _Output) -> None:
         state.items = items
+        state.infos = tuple(self._loaded.infos)
         state.digests = generated.digests
         state.site_files = tuple(generated.site_wide or ())
         self.state = state
