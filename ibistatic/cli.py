@@ -64,7 +64,11 @@ def shown(error: IbistaticError) -> str:
     """The message of `error`, escaped so that no input it quotes (a path, an IBI, a
     file's text) can forge a line of output.  A syntax error, raised or quoted at the end
     of the message (``--edition-of: invalid IBI ...``), keeps its own lines (the input with
-    a caret under it), each escaped: the class builds them from escaped parts."""
+    a caret under it), each escaped: the class builds them from escaped parts; so does an
+    error made of several lines (IbistaticError.of_lines)."""
+    lines = getattr(error, "lines", None)
+    if lines:  # several problems: each line escaped on its own
+        return "\n".join(printable(line) for line in lines)
     text = str(error)
     syntax = error if isinstance(error, IbiSyntaxError) else error.__context__
     if isinstance(syntax, IbiSyntaxError) and text.endswith(str(syntax)):

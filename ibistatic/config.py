@@ -209,7 +209,7 @@ def _validated(path: Path, raw: dict, output: str | Path | None) -> SiteConfig:
     context = {"base": path.parent, "output_base": Path.cwd() if output is not None else path.parent}
     values = CONFIG_SCHEMA.read(report, raw, context)
     if report.lines:
-        raise ConfigError("\n".join(report.lines))
+        raise ConfigError.of_lines(report.lines)
     return SiteConfig(path=path.resolve(), **values)
 
 

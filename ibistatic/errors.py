@@ -46,6 +46,14 @@ class IbistaticError(Exception):
     #: exit code the CLI uses for this kind of error (cli.md: 2 = does not parse)
     exit_code = 1
 
+    @classmethod
+    def of_lines(cls, lines):
+        """One error reporting several problems, one line each (kept as lines, so that
+        printing can escape each one without joining what a quoted input split)."""
+        error = cls("\n".join(lines))
+        error.lines = tuple(lines)
+        return error
+
 
 class UsageError(IbistaticError):
     """The command line or an API call is used the wrong way."""
