@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from urllib.parse import quote
 
+from .facts import STATES
 from .identifiers import Ibi, Ibip, RepositoryName, pickled_as_call
 from .relations import Relation
 
@@ -25,7 +26,6 @@ __all__ = [
     "ibi_forms_of",
 ]
 
-STATES = ("Original", "Copy", "Deleted")
 CONTENT_TYPES = ("Data", "Metadata")
 
 DEFAULT_FILE_URL = "http://{address}/col/{repository}/doc/{path}"

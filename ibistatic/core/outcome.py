@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .facts import ALERT_MESSAGES as _MESSAGES
+from .facts import ALERTS, MAX_HOPS
+
 __all__ = ["Resolution", "ALERTS", "MAX_HOPS", "row_of", "from_row"]
 
-ALERTS = ("not-found", "deleted", "conflict", "no-original", "unavailable", "loop")
-MAX_HOPS = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,14 +39,6 @@ class Resolution:
         }
 
 
-_MESSAGES = {
-    "not-found": "no Archive holds this IBI",
-    "deleted": "the item was deleted",
-    "conflict": "two or more Archives claim the original: they are under suspicion; an investigation is needed",
-    "no-original": "no Archive holds the original of this item",
-    "unavailable": "no Archive can answer this relation of the item",
-    "loop": "the chain of editions or translations loops",
-}
 
 
 def _alert(alert: str, chain: list[str], **known) -> Resolution:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from ..archive.load import LoadedArchives
+from ..core.facts import FORMATS
 from ..core.model import Item
 from ..core.properties import ArchiveView
 from ..core.relations import Relation, compositions, modifier_text, parse_modifier, relation_to_verb_list
@@ -74,7 +75,7 @@ def emitted_modifiers(setting, item: Item) -> list[Relation]:
     """The modifiers emitted for `item`: 'default', 'all' (Table 6.2 with the item's
     languages and oai_dc) or an explicit list."""
     if setting == "all":
-        return compositions(item_languages(item), ("oai_dc",))
+        return compositions(item_languages(item), FORMATS)
     texts = DEFAULT_MODIFIERS if setting == "default" else setting
     return [parse_modifier(text) for text in texts]
 
