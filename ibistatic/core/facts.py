@@ -22,7 +22,7 @@ __all__ = [
     "RELATION_HEADS", "RELATION_TAILS", "URL_SHAPES", "ARCHIVE_FILES", "DOC_FOLDER",
     "REQUIRED_STATUS", "VERB_LIST", "ORIGINAL", "STATES", "PATH_CHARACTER_CLASS",
     "QUERY_CHARACTER_CLASS", "URL_PATH_SAFE", "PRECOMPUTED_PATTERN", "ALERT_MESSAGES", "ALERT_TEXTS",
-    "BROWSER_ALERT_TITLES", "ALERTS", "MAX_HOPS", "DC_ELEMENTS", "has_open_translation",
+    "BROWSER_ALERT_TITLES", "ALERTS", "MAX_HOPS", "ANSWER_ROW_FIELDS", "DC_ELEMENTS", "has_open_translation",
     "browser_facts",
 ]
 
@@ -176,6 +176,8 @@ PRECOMPUTED_PATTERN = (
 # Resolution outcomes (ibi-spec.md §8)
 
 MAX_HOPS = 64
+#: the order of a resolution's fields in the index's precomputed answers (answers/)
+ANSWER_ROW_FIELDS = ("url", "alert", "archive", "address", "state", "ibi", "content_type", "relation", "chain")
 #: alert -> the one-line message of the resolution (CLI, API, JSON, pages, browser)
 ALERT_MESSAGES = {
     "not-found": "no Archive holds this IBI",
@@ -241,6 +243,7 @@ def browser_facts() -> dict:
         "queryCharacter": QUERY_CHARACTER_CLASS,
         "precomputed": PRECOMPUTED_PATTERN,
         "maxHops": MAX_HOPS,
+        "answerFields": list(ANSWER_ROW_FIELDS),
         "alertMessages": ALERT_MESSAGES,
         "alertTitles": BROWSER_ALERT_TITLES,
     }

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .facts import ALERT_MESSAGES as _MESSAGES
-from .facts import ALERTS, MAX_HOPS
+from .facts import ALERTS, ANSWER_ROW_FIELDS, MAX_HOPS
 
 __all__ = ["Resolution", "ALERTS", "MAX_HOPS", "row_of", "from_row"]
 
@@ -46,8 +46,7 @@ def _alert(alert: str, chain: list[str], **known) -> Resolution:
 
 
 
-#: the order of a Resolution's fields in the index's precomputed answers
-ROW_FIELDS = ("url", "alert", "archive", "address", "state", "ibi", "content_type", "relation", "chain")
+ROW_FIELDS = ANSWER_ROW_FIELDS
 
 
 def row_of(resolution: Resolution) -> list:
