@@ -1,7 +1,7 @@
 /* ibistatic: the in-browser resolver of the static site (docs/site.md).
  *
  * 404.html runs it for every persistent URL no page was written for (other case
- * spellings, modifiers not emitted, file paths, ?ibiurl.* queries, "+" negotiated from
+ * spellings, modifiers not emitted, file paths, query pairs, "+" negotiated from
  * navigator.languages); redirect pages run it when their URL carries a query, and use
  * its language matching for a bare "+".
  *
@@ -934,7 +934,7 @@
   function relatedUrl(related, filepath, fileList) {
     if (related.inline) {
       if (fileList || filepath) return null;
-      return (related.owner.urls || {})[related.inline === "oai_dc" ? "oai_dc" : "metadata"] || null;
+      return (related.owner.urls || {})[related.inline === FORMAT ? FORMAT : "metadata"] || null;
     }
     const item = related.item;
     if (item === null || item.state === "Deleted") return null;
@@ -1260,8 +1260,7 @@
 
   function describeSteps(steps) {
     if (!steps.length) return "the item itself";
-    const nouns = { lastedition: "last edition", translation: "translation", metadata: "metadata" };
-    return steps.slice().reverse().map(function (s) { return nouns[s.kind] + (s.param ? " (" + s.param + ")" : ""); }).join(" of the ");
+    return steps.slice().reverse().map(function (s) { return FACTS.stepNouns[s.kind] + (s.param ? " (" + s.param + ")" : ""); }).join(" of the ");
   }
 
   const TITLES = FACTS.alertTitles;
@@ -1302,7 +1301,7 @@
     const details = [["IBI", parsed.ibi.text], ["Form", parsed.ibi.form === "ibip" ? "IBIp" : "repository name"]];
     if (parsed.steps.length) details.push(["Asked for", describeSteps(parsed.steps)]);
     if (parsed.filepath) details.push(["File", parsed.filepath]);
-    if (parsed.fileList) details.push(["Verb", "GetFileList"]);
+    if (parsed.fileList) details.push(["Verb", FILE_LIST_VERB]);
     if (parsed.requiredStatus) details.push(["Required status", parsed.requiredStatus]);
     if (resolution.chain && resolution.chain.length) details.push(["Tried", resolution.chain.join(" → ")]);
     if (resolution.archive) details.push(["Archive", resolution.archive]);
@@ -1341,6 +1340,7 @@
     resolveRequest: resolveRequest, Index: Index, NeedShard: NeedShard, SyntaxProblem: SyntaxProblem,
     fnv1a: fnv1a, shardName: shardName, matchLanguage: matchLanguage, modifierText: modifierText,
     relationText: relationText, parseRelation: parseRelation, safeUrl: safeUrl, isWholeIbi: isWholeIbi,
+    browserLanguages: browserLanguages,
   };
   root.ibistatic = api;
   if (typeof module !== "undefined" && module.exports) module.exports = api;
