@@ -217,8 +217,6 @@ DC_ELEMENTS = (
 def browser_facts() -> dict:
     """What the in-browser resolver needs of the above, as JSON (``assets/facts.js``)."""
     return {
-        "repository": REPOSITORY_PATTERN,
-        "ibip": IBIP_PATTERN,
         "ibipDigit": IBIP_DIGIT_CLASS,
         "ibipPortSeparators": IBIP_PORT_SEPARATORS,
         "ibipFractionSeparators": IBIP_FRACTION_SEPARATORS,

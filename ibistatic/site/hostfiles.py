@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import NamedTuple
 from urllib.parse import quote, urlsplit
 
+from ..core.facts import URL_PATH_SAFE
 from ..core.relations import METADATA, TRANSLATION, parse_modifier
 
 __all__ = [
@@ -68,7 +69,7 @@ NETLIFY_ADVISED_LIMIT = 10000
 FOUND, SEE_OTHER, GONE = 302, 303, 410
 
 # RFC 3986 pchar without pct-encoded, plus "/": what browsers send unescaped in a path.
-PATH_SAFE = "/!$&'()*+,;=:@~"
+PATH_SAFE = URL_PATH_SAFE
 # Apache's int:escape (ap_escape_uri) leaves exactly these alone besides ALPHA / DIGIT /
 # "-" / "." / "_" / "~", and writes every other byte as %xx in lower case.
 APACHE_SAFE = "/!$&'()*+,;=:@~"

@@ -93,8 +93,6 @@
   const WORD_CHARACTERS = /[A-Za-z0-9-]*/y;
   const DIGITS = /[0-9]*/y;
   const IBIP_DIGITS = pattern(FACTS.ibipDigit + "*", "y");
-  const REPOSITORY = pattern(FACTS.repository, "y");
-  const IBIP = pattern(FACTS.ibip, "y");
   const LETTER = "a letter";
   const A_DIGIT = "a digit";
   const IBIP_DIGIT = "an IBIp digit (2-9, A-H, J-N, P-U)";
@@ -322,15 +320,6 @@
     if (!candidates.length) throw blame(repCur, ibipCur, start);
     const best = candidates.length > 1 && candidates[1][1].pos > candidates[0][1].pos ? candidates[1] : candidates[0];
     return [withKey(best[0]), best[1].pos];
-  }
-
-  /** Whether `text` is a whole IBI (identifiers' fast accept). */
-  function isWholeIbi(text) {
-    return [REPOSITORY, IBIP].some(function (regex) {
-      regex.lastIndex = 0;
-      const found = regex.exec(text);
-      return found !== null && found[0].length === text.length;
-    });
   }
 
   // ------------------------------------------------------------------------------
@@ -1339,7 +1328,7 @@
     run: run, parseRequest: parseRequest, resolveParsed: resolveParsed, resolveText: resolveText,
     resolveRequest: resolveRequest, Index: Index, NeedShard: NeedShard, SyntaxProblem: SyntaxProblem,
     fnv1a: fnv1a, shardName: shardName, matchLanguage: matchLanguage, modifierText: modifierText,
-    relationText: relationText, parseRelation: parseRelation, safeUrl: safeUrl, isWholeIbi: isWholeIbi,
+    relationText: relationText, parseRelation: parseRelation, safeUrl: safeUrl,
     browserLanguages: browserLanguages,
   };
   root.ibistatic = api;
