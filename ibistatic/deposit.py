@@ -50,6 +50,7 @@ import yaml
 
 from .archive.crawl import crawl_archive, read_repository
 from .archive.descriptors import read_archive_info, read_item
+from .core.facts import DC_ELEMENTS
 from .core.ibip import as_seconds, check_port, ibip_prefix, make_ibip
 from .core.identifiers import Ibi, parse_ibi
 from .core.languages import parse_language_tag
@@ -71,11 +72,6 @@ __all__ = [
     "state_path",
 ]
 
-#: The 15 elements of the Dublin Core Metadata Element Set (what oai_dc can carry).
-DC_ELEMENTS = (
-    "title", "creator", "subject", "description", "publisher", "contributor", "date",
-    "type", "format", "identifier", "source", "language", "relation", "coverage", "rights",
-)
 WORKSPACE = ".ibistatic"
 
 

@@ -18,20 +18,14 @@ from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 
+from .core.facts import PRECOMPUTED_PATTERN
 from .core.outcome import Resolution, from_row
 from .index.reader import Index
 from .index.sharding import canonical_key
 
 __all__ = ["Resolver", "Resolution", "resolve_url"]
 
-# scheme://host/ (optional), an IBI of either form, a modifier: nothing else.  Only a
-# key the index holds is answered from it, so this needs to be no stricter than that.
-_PRECOMPUTED = re.compile(
-    r"(?:[A-Za-z][A-Za-z0-9+.-]*://[^/?#]+/)?"
-    r"(?P<ibi>[2-9A-Za-z]+/[2-9A-Za-z]+"
-    r"|[^/?#!+:%\s]+/[^/?#!+:%\s]+/[0-9]{4}/[0-9]{2}\.[0-9]{2}\.[0-9]{2}\.[0-9]{2}(?:\.[0-9]{2}(?:\.[0-9]+)?)?)"
-    r"(?P<modifier>[!+:][!+:()a-z_A-Z-]*)?"
-)
+_PRECOMPUTED = re.compile(PRECOMPUTED_PATTERN)
 
 
 class Resolver:

@@ -25,7 +25,6 @@ from ibistatic.resolver import Resolver
 from site_helpers import build
 
 CORPUS = Path(__file__).parent / "data" / "real_world_ibis.tsv"
-RESOLVE_JS = Path(__file__).parents[1] / "ibistatic" / "site_src" / "assets" / "resolve.js"
 
 
 def _rows() -> list[tuple[str, str, str]]:
@@ -163,7 +162,8 @@ NODE = shutil.which("node")
 
 
 @pytest.mark.skipif(NODE is None, reason="node is not installed")
-def test_the_browser_resolver_parses_the_corpus_as_python_does():
+def test_the_browser_resolver_parses_the_corpus_as_python_does(real_site):
+    resolve_js = real_site / "assets" / "resolve.js"  # with the facts.js the build wrote
     script = (
         "const r = require(process.argv[1]); const rows = JSON.parse(require('fs').readFileSync(0, 'utf8'));"
         "console.log(JSON.stringify(rows.map(function (t) {"
@@ -171,7 +171,7 @@ def test_the_browser_resolver_parses_the_corpus_as_python_does():
         "  catch (e) { if (e instanceof r.SyntaxProblem) return null; throw e; } })));"
     )
     requests = [_request(text) for text, _, _ in ROWS]
-    done = subprocess.run([NODE, "-e", script, str(RESOLVE_JS)], input=json.dumps(requests),
+    done = subprocess.run([NODE, "-e", script, str(resolve_js)], input=json.dumps(requests),
                           capture_output=True, text=True, check=True)
     answers = json.loads(done.stdout)
     for request, answer in zip(requests, answers):

@@ -264,6 +264,7 @@ def _comparable(answer: dict) -> dict:
 HARNESS = """<!DOCTYPE html><html><head><meta charset="utf-8"><link rel="icon" href="data:,"></head><body>
 <script type="application/json" id="cases">{cases}</script>
 <pre id="results">pending</pre>
+<script src="/assets/facts.js"></script>
 <script src="/assets/resolve.js"></script>
 <script>
 (async function () {{
@@ -310,9 +311,9 @@ def test_the_javascript_resolver_agrees_with_python(sample_site, servers):
     results = _browser_answers(sample_site, site, landing, requests)
     assert len(requests) > 2000
     assert _differences(sample_site, requests, results)[:10] == []
-    # Every shard fetched was one of the index's, nothing else under index/ was asked.
+    # Every file fetched was one of the index's shards (records or precomputed answers).
     asked = {r.path for r in site.log.snapshot() if r.path.startswith("/index/")}
-    assert all(p == "/index/manifest.json" or p.startswith("/index/shards/") for p in asked)
+    assert all(p == "/index/manifest.json" or p.startswith(("/index/shards/", "/index/answers/")) for p in asked)
 
 
 @pytest.fixture(scope="module")

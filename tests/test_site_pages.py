@@ -20,7 +20,6 @@ from hypothesis import strategies as st
 from archive_factory import write_archive, write_item
 from ibistatic.archive.load import load_archives
 from ibistatic.config import load_config
-from ibistatic.core.languages import COUNTRIES, LANGUAGES
 from ibistatic.errors import IbistaticError
 from ibistatic.resolver import Resolver
 from ibistatic.site.pages import (
@@ -28,6 +27,7 @@ from ibistatic.site.pages import (
     SITE_SRC,
     _check_relative,
     base_path,
+    facts_script,
     oai_dc_elements,
     persistent_url,
     script_json,
@@ -307,12 +307,14 @@ def test_404_page_runs_the_resolver_from_the_site_root(site):
     found = Page((site / "404.html").read_text("utf-8"))
     assert found.data("ibistatic-config") == {"base": "/", "site": SITE_URL}
     assert found.first("script", id="ibistatic-config")["data-run"] == "404"
+    assert found.first("script", src="/assets/facts.js") is not None
     assert found.first("script", src="/assets/resolve.js") is not None
     assert found.first("form", id="ibistatic-search")["action"] == "/catalog/search.html"
     assert found.first("input", name="q") is not None
     assert found.first("a", href="/") is not None
     assert found.first("meta", name="robots")["content"] == "noindex"
     assert (site / "assets" / "resolve.js").read_bytes() == (SITE_SRC / "assets" / "resolve.js").read_bytes()
+    assert (site / "assets" / "facts.js").read_text("utf-8") == facts_script()
     assert (site / "assets" / "ibistatic.css").is_file()
 
 
@@ -321,6 +323,7 @@ def test_a_site_below_a_path_finds_its_assets_there(tmp_path):
     found = Page((site / "404.html").read_text("utf-8"))
     assert found.data("ibistatic-config") == {"base": "/ibi/", "site": "http://example.org/ibi/"}
     assert found.first("script", src="/ibi/assets/resolve.js") is not None
+    assert found.first("script", src="/ibi/assets/facts.js") is not None
     redirect = page(site, "LK47B6W/362SFKH")
     assert redirect.data("ibistatic-target")["base"] == "/ibi/"
     assert redirect.first("a", href="http://example.org/ibi/LK47B6W/362SFKH") is not None
@@ -524,7 +527,7 @@ def test_hostile_values_are_escaped_in_every_page(hostile_site):
                 json.loads(body)
                 assert "<" not in body
             elif "src" in attrs:
-                assert attrs["src"] == "/assets/resolve.js"
+                assert attrs["src"] in ("/assets/facts.js", "/assets/resolve.js")
             else:
                 inline_scripts.add(body)
         for tag, attrs in found.tags:
@@ -603,17 +606,6 @@ def test_base_path(site_url, expected):
 
 def test_persistent_urls_keep_modifier_characters():
     assert persistent_url(SITE_URL, "sid.inpe.br/mtc-m18@80/2009/07.21.13.23!+(pt-BR):(oai_dc)") == SITE_URL + "sid.inpe.br/mtc-m18@80/2009/07.21.13.23!+(pt-BR):(oai_dc)"
-
-
-def _js_set(name: str) -> set[str]:
-    source = (SITE_SRC / "assets" / "resolve.js").read_text("utf-8")
-    block = re.search(rf"const {name} = new Set\(\((.*?)\)\.split", source, re.S).group(1)
-    return set("".join(re.findall(r'"([^"]*)"', block)).split())
-
-
-def test_the_javascript_tables_are_table_a_1():
-    assert _js_set("LANGUAGES") == set(LANGUAGES)
-    assert _js_set("COUNTRIES") == set(COUNTRIES)
 
 
 def test_page_text_is_html_escaped_once(site):

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from urllib.parse import quote
 
 from ..archive.load import LoadedArchives
+from ..core.facts import DC_ELEMENTS
 from ..core.identifiers import Ibi
 from ..core.model import STATES, ArchiveInfo, Item
 from ..core.properties import MemoryArchiveView, item_urls
@@ -46,10 +47,7 @@ DEFAULT_PATH = "catalog"
 MODIFIERS = ("", "!", ":", ":(oai_dc)")
 
 #: Dublin Core elements in the order of the oai_dc schema; others follow, sorted.
-DC_ORDER = (
-    "title", "creator", "subject", "description", "publisher", "contributor", "date",
-    "type", "format", "identifier", "source", "language", "relation", "coverage", "rights",
-)
+DC_ORDER = DC_ELEMENTS
 
 # What Python-Markdown (with tables) or HTML would read as markup in running text.  Each
 # becomes a numeric character reference, which both leave as the character itself.

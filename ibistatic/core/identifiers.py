@@ -11,8 +11,8 @@ an *IBIp* (Table 7.1) is written opaquely from an IP address::
 Table 7.1 alone reads ``IBIp = word "/" word``; Algorithms 5-7 say what the words hold,
 and this module's IBIp grammar is theirs, so that ``rep/8JMKD3MGP7W`` (no ``W`` or
 ``X`` in ``rep``) is not an IBIp anywhere: not in :func:`parse_ibi`, not in a persistent
-URL, not in the index, not in the browser (``site_src/assets/resolve.js`` copies
-:data:`IBIP`)::
+URL, not in the index, not in the browser (which reads :data:`.facts.IBIP_PATTERN` from
+the site's ``assets/facts.js``)::
 
     IBIp   = prefix "/" suffix
     prefix = 1*digit ("W" | "X") *digit    ; coded IP, W (IPv4) or X (IPv6), coded port
@@ -38,6 +38,13 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ..errors import IbiSyntaxError
+from .facts import (
+    IBIP_DIGIT_CLASS,
+    IBIP_FRACTION_SEPARATORS,
+    IBIP_PATTERN,
+    IBIP_PORT_SEPARATORS,
+    REPOSITORY_PATTERN,
+)
 
 __all__ = [
     "RepositoryName",
@@ -57,23 +64,13 @@ __all__ = [
 # by a letter.
 WORD_CHARACTERS = re.compile(r"[A-Za-z0-9-]*")  # *(ALPHANUM | "-")
 DIGITS = re.compile(r"[0-9]*")  # *DIGIT
-IBIP_DIGITS = re.compile(r"[2-9A-HJ-NP-Ua-hj-np-u]*")  # *digit of Table 7.6
-IBIP_PORT_SEPARATORS = "WXwx"  # Algorithm 5: W after an IPv4, X after an IPv6
-IBIP_FRACTION_SEPARATORS = "Ww"  # Algorithm 6: W before the coded fraction
+IBIP_DIGITS = re.compile(IBIP_DIGIT_CLASS + "*")  # *digit of Table 7.6
 
 # The whole grammars as single regular expressions (both are regular), for the fast
 # accept of well-formed text; the rule-by-rule parser below runs only to explain a
 # failure with a caret.  Tests check both agree on every input.
-_WORD = r"[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?"
-_LAST_WORD = r"[A-Za-z](?:[A-Za-z0-9-]*[A-Za-z0-9])?"
-REPOSITORY = re.compile(
-    rf"(?P<subdomain>(?:{_WORD}\.)*{_LAST_WORD}\.?)/(?P<word>{_WORD})(?:(?P<separator>[.@])(?P<port>[0-9]+))?"
-    r"/(?P<suffix>[0-9]{4,}/[0-9]{2}\.[0-9]{2}\.[0-9]{2}\.[0-9]{2}(?:\.[0-9]{2}(?:\.[0-9]+)?)?)"
-)
-_IBIP_DIGIT = r"[2-9A-HJ-NP-Ua-hj-np-u]"
-IBIP = re.compile(
-    rf"(?P<prefix>{_IBIP_DIGIT}+[WXwx]{_IBIP_DIGIT}*)/(?P<suffix>{_IBIP_DIGIT}+(?:[Ww]{_IBIP_DIGIT}+)?)"
-)
+REPOSITORY = re.compile(REPOSITORY_PATTERN)
+IBIP = re.compile(IBIP_PATTERN)
 
 ALPHA = frozenset(string.ascii_letters)
 DIGIT = frozenset(string.digits)

@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..errors import IbiSyntaxError
+from .facts import COUNTRIES, LANGUAGES  # Table A.1
 
 __all__ = [
     "LANGUAGES",
@@ -31,65 +32,6 @@ __all__ = [
     "parse_accept_language",
     "match_language",
 ]
-
-# Table A.1 "idioma", transcribed line by line (ten codes a line, as printed) and checked
-# against ISO 639-1: the OCR'd "pbh", "or", "ecr", "k1", the second "ku", "1b", "s1"...
-# are bh, br, cr, kl, kw, lb, sl.  The table is the 2011 list: it has "sh" but not "mo".
-LANGUAGES: frozenset[str] = frozenset(
-    """
-    aa ab ae af ak am an ar as av
-    ay az ba be bg bh bi bm bn bo
-    br bs ca ce ch co cr cs cu cv
-    cy da de dv dz ee el en eo es
-    et eu fa ff fi fj fo fr fy ga
-    gd gl gn gu gv ha he hi ho hr
-    ht hu hy hz ia id ie ig ii ik
-    io is it iu ja jv ka kg ki kj
-    kk kl km kn ko kr ks ku kv kw
-    ky la lb lg li ln lo lt lu lv
-    mg mh mi mk ml mn mr ms mt my
-    na nb nd ne ng nl nn no nr nv
-    ny oc oj om or os pa pi pl ps
-    pt qu rm rn ro ru rw sa sc sd
-    se sg sh si sk sl sm sn so sq
-    sr ss st su sv sw ta te tg th
-    ti tk tl tn to tr ts tt tw ty
-    ug uk ur uz ve vi vo wa wo xh
-    yi yo za zh zu
-    """.split()
-)
-
-# Table A.1 "pais": ISO 3166-1 alpha-2 as of 2011 (249 codes, with BQ, CW, SS and SX;
-# without AN).  OCR slips such as "ME" for MF and "Ilell" for PN fixed against ISO.
-COUNTRIES: frozenset[str] = frozenset(
-    """
-    AD AE AF AG AI AL AM AO AQ AR
-    AS AT AU AW AX AZ BA BB BD BE
-    BF BG BH BI BJ BL BM BN BO BQ
-    BR BS BT BV BW BY BZ CA CC CD
-    CF CG CH CI CK CL CM CN CO CR
-    CU CV CW CX CY CZ DE DJ DK DM
-    DO DZ EC EE EG EH ER ES ET FI
-    FJ FK FM FO FR GA GB GD GE GF
-    GG GH GI GL GM GN GP GQ GR GS
-    GT GU GW GY HK HM HN HR HT HU
-    ID IE IL IM IN IO IQ IR IS IT
-    JE JM JO JP KE KG KH KI KM KN
-    KP KR KW KY KZ LA LB LC LI LK
-    LR LS LT LU LV LY MA MC MD ME
-    MF MG MH MK ML MM MN MO MP MQ
-    MR MS MT MU MV MW MX MY MZ NA
-    NC NE NF NG NI NL NO NP NR NU
-    NZ OM PA PE PF PG PH PK PL PM
-    PN PR PS PT PW PY QA RE RO RS
-    RU RW SA SB SC SD SE SG SH SI
-    SJ SK SL SM SN SO SR SS ST SV
-    SX SY SZ TC TD TF TG TH TJ TK
-    TL TM TN TO TR TT TV TW TZ UA
-    UG UM US UY UZ VA VC VE VG VI
-    VN VU WF WS YE YT ZA ZM ZW
-    """.split()
-)
 
 # RFC 9110 §12.5.4: language-range = (1*8ALPHA *("-" 1*8alphanum)) / "*"
 LANGUAGE_RANGE = re.compile(r"(?:[A-Za-z]{1,8}(?:-[A-Za-z0-9]{1,8})*|\*)")

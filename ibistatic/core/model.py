@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from urllib.parse import quote
 
+from .facts import STATES, URL_PATH_SAFE
 from .identifiers import Ibi, Ibip, RepositoryName, pickled_as_call
 from .relations import Relation
 
@@ -25,7 +26,6 @@ __all__ = [
     "ibi_forms_of",
 ]
 
-STATES = ("Original", "Copy", "Deleted")
 CONTENT_TYPES = ("Data", "Metadata")
 
 DEFAULT_FILE_URL = "http://{address}/col/{repository}/doc/{path}"
@@ -34,8 +34,7 @@ DEFAULT_FILE_LIST_URL = "{site}files/{repository}/"
 DEFAULT_METADATA_URL = "{site}metadata/{repository}/"
 DEFAULT_OAI_DC_URL = "{site}metadata/{repository}/oai_dc.xml"
 
-# RFC 3986 pchar minus what a file name cannot carry unescaped in a URL path.
-_PATH_SAFE = "/:@!$&'()*+,;=-._~"
+_PATH_SAFE = URL_PATH_SAFE  # RFC 3986 pchar and "/"
 
 
 def quote_path(path: str) -> str:

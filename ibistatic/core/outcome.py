@@ -12,10 +12,11 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from .relations import Relation
 
+from .facts import ALERT_MESSAGES as _MESSAGES
+from .facts import ALERTS, ANSWER_ROW_FIELDS, MAX_HOPS
+
 __all__ = ["Resolution", "ALERTS", "MAX_HOPS", "row_of", "from_row"]
 
-ALERTS = ("not-found", "deleted", "conflict", "no-original", "unavailable", "loop")
-MAX_HOPS = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,14 +46,6 @@ class Resolution:
         }
 
 
-_MESSAGES = {
-    "not-found": "no Archive holds this IBI",
-    "deleted": "the item was deleted",
-    "conflict": "two or more Archives claim the original: they are under suspicion; an investigation is needed",
-    "no-original": "no Archive holds the original of this item",
-    "unavailable": "no Archive can answer this relation of the item",
-    "loop": "the chain of editions or translations loops",
-}
 
 
 def _alert(alert: str, chain: list[str], **known) -> Resolution:
@@ -60,8 +53,7 @@ def _alert(alert: str, chain: list[str], **known) -> Resolution:
 
 
 
-#: the order of a Resolution's fields in the index's precomputed answers
-ROW_FIELDS = ("url", "alert", "archive", "address", "state", "ibi", "content_type", "relation", "chain")
+ROW_FIELDS = ANSWER_ROW_FIELDS
 
 
 def row_of(resolution: Resolution) -> list:

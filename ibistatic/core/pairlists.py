@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..errors import IbiSyntaxError, UsageError
+from .facts import QUERY_CHARACTER_CLASS
 from .identifiers import parse_ibi
 from .relations import relation_text
 
@@ -71,7 +72,7 @@ CARACTERE = re.compile(r"[\x21-\x7a\x7c\x7e]")
 PALAVRA = re.compile(r"[\x21-\x7a\x7c\x7e]+")
 # caractere of a query (Table 6.1): %x21-25 | %x27-3C | %x3E-7E, that is printable ASCII
 # but & and =.  '#' is left out too: in a URL it would start a fragment.
-QUERY_CARACTERE = re.compile(r"[\x21\x22\x24\x25\x27-\x3c\x3e-\x7e]")
+QUERY_CARACTERE = re.compile(QUERY_CHARACTER_CLASS)
 HEXDIG = re.compile(r"[0-9A-Fa-f]{2}")
 
 # Table 4.1: what a query value must escape, plus '#' (see QUERY_CARACTERE).

@@ -34,6 +34,7 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 from urllib.parse import unquote, urlsplit
 
+from .facts import FORMATS
 from .identifiers import Ibi
 from .model import (
     DEFAULT_METADATA_URL,
@@ -114,7 +115,7 @@ def default_relations(items: Iterable[Item]) -> tuple[Relation, ...]:
         if item.language:
             languages.add(item.language)
         languages.update(tag for tag, _ in item.translations)
-    return tuple(compositions(sorted(languages), ("oai_dc",)))
+    return tuple(compositions(sorted(languages), FORMATS))
 
 
 @dataclass(frozen=True)

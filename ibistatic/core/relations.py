@@ -28,6 +28,20 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..errors import IbiSyntaxError
+from .facts import (
+    FILE_LIST_VERB,
+    FORMATS,
+    KINDS,
+    LASTEDITION,
+    METADATA,
+    MODIFIER_SYMBOLS,
+    RELATION_HEADS,
+    RELATION_SYMBOLS,
+    RELATION_TAILS,
+    STEP_NOUNS,
+    TRANSLATION,
+    VERB_NAMES,
+)
 from .languages import match_language_tag, parse_language_tag
 
 __all__ = [
@@ -55,15 +69,6 @@ __all__ = [
     "relation_problems",
 ]
 
-LASTEDITION = "lastedition"
-TRANSLATION = "translation"
-METADATA = "metadata"
-KINDS = (LASTEDITION, TRANSLATION, METADATA)
-
-# formato = "oai_dc"
-FORMATS = ("oai_dc",)
-FILE_LIST_VERB = "GetFileList"
-
 # Table 6.2, in its order: every non-empty modifier and what it returns.
 TABLE_6_2: tuple[tuple[str, str], ...] = (
     (":", "metadata"),
@@ -82,7 +87,7 @@ TABLE_6_2: tuple[tuple[str, str], ...] = (
     ("+!:+", "translation of the metadata of the last edition of the translation"),
 )
 
-_NOUNS = {LASTEDITION: "last edition", TRANSLATION: "translation", METADATA: "metadata"}
+_NOUNS = STEP_NOUNS
 
 
 @dataclass(frozen=True)
@@ -92,13 +97,9 @@ class _Notation:
     symbols: dict[str, str]
 
 
-MODIFIER = _Notation({LASTEDITION: "!", TRANSLATION: "+", METADATA: ":"})
-RELATION = _Notation(
-    {LASTEDITION: ".lastedition", TRANSLATION: ".translation", METADATA: ".metadata"}
-)
-VERBS = _Notation(
-    {LASTEDITION: "GetLastEdition", TRANSLATION: "GetTranslation", METADATA: "GetMetadata"}
-)
+MODIFIER = _Notation(MODIFIER_SYMBOLS)
+RELATION = _Notation(RELATION_SYMBOLS)
+VERBS = _Notation(VERB_NAMES)
 
 
 @dataclass(frozen=True)
@@ -128,7 +129,7 @@ def _check_param(kind: str, param: str) -> None:
     if kind == LASTEDITION:
         raise IbiSyntaxError(text, start - 1, "no parameter after .lastedition", "relation")
     if kind == METADATA and param not in FORMATS:
-        raise IbiSyntaxError(text, start, "'oai_dc'", "relation")
+        raise IbiSyntaxError(text, start, repr(FORMATS[0]), "relation")
     if kind == TRANSLATION:
         try:
             parse_language_tag(param)
@@ -150,14 +151,7 @@ class VerbList:
 
 
 # relation = ([u [t]] | [t [u]]) [m [t]]
-_HEADS = (
-    (),
-    (LASTEDITION,),
-    (LASTEDITION, TRANSLATION),
-    (TRANSLATION,),
-    (TRANSLATION, LASTEDITION),
-)
-_TAILS = ((), (METADATA,), (METADATA, TRANSLATION))
+_HEADS, _TAILS = RELATION_HEADS, RELATION_TAILS
 SHAPES: frozenset[tuple[str, ...]] = frozenset(head + tail for head in _HEADS for tail in _TAILS)
 _PREFIXES = frozenset(shape[:n] for shape in SHAPES for n in range(len(shape) + 1))
 
@@ -213,7 +207,7 @@ def _parameter(text: str, start: int, kind: str, what: str) -> tuple[Step, int]:
 def _formato(text: str, start: int, what: str) -> int:
     """``formato = "oai_dc"``; returns the index after it."""
     if not text.startswith(FORMATS[0], start):
-        raise IbiSyntaxError(text, start, "'oai_dc'", what)
+        raise IbiSyntaxError(text, start, repr(FORMATS[0]), what)
     return start + len(FORMATS[0])
 
 

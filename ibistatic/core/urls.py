@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from urllib.parse import quote
 
 from ..errors import IbiSyntaxError, UsageError
+from .facts import ARCHIVE_FILES, DOC_FOLDER, ORIGINAL, PATH_CHARACTER_CLASS, REQUIRED_STATUS, VERB_LIST
+from .facts import URL_SHAPES as SHAPES
 from .identifiers import Ibi, match_ibi, parse_ibi
 from .pairlists import Pair, QueryPair, decode_percent, encode_query, match_query
 from .relations import (
@@ -56,17 +58,6 @@ __all__ = [
 ]
 
 WHAT = "persistent URL"
-REQUIRED_STATUS = "ibiurl.requireditemstatus"
-VERB_LIST = "ibiurl.verblist"
-ORIGINAL = "Original"
-
-#: Words that urlib.net and the Archives print before an IBI (``/ibi/<IBI>``,
-#: ``/rep/<IBI>``, ``/rep-/<IBI>``, ``/goto/<IBI>``, ``/goto-/<IBI>``) and the ``ibi:``
-#: of citations.  A repository name could begin with ``rep/`` or ``ibi/`` only if a
-#: host name ended in the one-word domain ``rep`` or ``ibi``, and none does.
-SHAPES = ("ibi/", "rep/", "rep-/", "goto/", "goto-/", "ibi:")
-#: An Archive's address of an item's files: ``col/<IBI>/doc/<file>``.
-ARCHIVE_FILES, DOC_FOLDER = "col/", "/doc"
 # A DOI as written bare, with "doi:" or as a doi.org link (https://www.doi.org/the-identifier/resources/handbook/2_numbering).
 DOI = re.compile(r"(?:doi:\s*|https?://(?:dx\.)?doi\.org/)?(?P<doi>10\.[0-9]{4,9}/\S+)", re.IGNORECASE)
 # A catalog's series code after an IBI: -NTC, -TDI, -RPQ, -PUD...
@@ -74,9 +65,7 @@ SERIES_CODE = re.compile(r"-[A-Za-z]{2,5}(?![A-Za-z0-9])")
 
 # scheme "://" authority (RFC 3986 §3.1, §3.2): where a base URL ends.
 SCHEME_AUTHORITY = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/?#\s]*")
-# path-absolute characters (RFC 3986 §3.3): pchar / "/", pchar = unreserved /
-# pct-encoded / sub-delims / ":" / "@".
-PATH_CHARACTER = re.compile(r"[A-Za-z0-9\-._~%!$&'()*+,;=:@/]")
+PATH_CHARACTER = re.compile(PATH_CHARACTER_CLASS)
 
 
 @dataclass(frozen=True)

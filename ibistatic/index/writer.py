@@ -9,12 +9,12 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from ..archive.load import LoadedArchives
+from ..core.facts import has_open_translation
 from ..core.properties import item_urls
 from .records import FORMAT, VERSION, archive_record, item_record
 from .sharding import shard_name
@@ -22,7 +22,6 @@ from .sharding import shard_name
 __all__ = ["write_index", "index_files", "encoded_record", "precomputed_answers", "dumps", "KEYS_PER_SHARD"]
 
 KEYS_PER_SHARD = 256
-OPEN_TRANSLATION = re.compile(r"\+(?!\()")  # a '+' without a language
 
 
 def dumps(value) -> bytes:
@@ -70,7 +69,7 @@ def precomputed_answers(targets) -> dict[str, dict[str, list]]:
 
     answers: dict[str, dict[str, list]] = {}
     for target in targets:
-        if OPEN_TRANSLATION.search(target.modifier):
+        if has_open_translation(target.modifier):
             continue  # the answer depends on the browser's languages
         answers.setdefault(ibi_key(target.ibi), {})[target.modifier] = row_of(target.resolution)
     return answers

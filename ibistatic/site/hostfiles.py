@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import NamedTuple
 from urllib.parse import quote, urlsplit
 
+from ..core.facts import URL_PATH_SAFE
 from ..core.http import FOUND, GONE, http_answer
 from ..core.relations import Relation, parse_modifier
 
@@ -69,7 +70,7 @@ CLOUDFLARE_STATIC_LIMIT = 2000
 NETLIFY_ADVISED_LIMIT = 10000
 
 # RFC 3986 pchar without pct-encoded, plus "/": what browsers send unescaped in a path.
-PATH_SAFE = "/!$&'()*+,;=:@~"
+PATH_SAFE = URL_PATH_SAFE
 # Apache's int:escape (ap_escape_uri) leaves exactly these alone besides ALPHA / DIGIT /
 # "-" / "." / "_" / "~", and writes every other byte as %xx in lower case.
 APACHE_SAFE = "/!$&'()*+,;=:@~"

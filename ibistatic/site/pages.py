@@ -34,6 +34,7 @@ from markupsafe import Markup, escape
 
 import ibistatic
 
+from ..core.facts import ALERT_TEXTS, DC_ELEMENTS, URL_PATH_SAFE, browser_facts
 from ..core.properties import item_urls
 from ..core.relations import describe_relation, parse_modifier
 from ..errors import IbistaticError
@@ -51,6 +52,7 @@ __all__ = [
     "sitemaps",
     "site_file",
     "copy_assets",
+    "facts_script",
     "script_json",
     "persistent_url",
     "base_path",
@@ -59,24 +61,8 @@ __all__ = [
 
 SITE_SRC = Path(ibistatic.__file__).resolve().parent / "site_src"
 
-#: The 15 elements of the Dublin Core Metadata Element Set, in the order of the oai_dc schema.
-DC_ELEMENTS = (
-    "title", "creator", "subject", "description", "publisher", "contributor", "date",
-    "type", "format", "identifier", "source", "language", "relation", "coverage", "rights",
-)
-
 #: URLs per sitemap file (the sitemaps.org limit); more make sitemap.xml an index.
 SITEMAP_LIMIT = 50_000
-
-#: alert -> (title, explanation) shown on alert pages.
-ALERT_TEXTS = {
-    "not-found": ("Not found", "No Archive of this site holds an item with this IBI."),
-    "deleted": ("Deleted item", "The item was removed from its Archive; its IBI is never given to another item."),
-    "conflict": ("Conflicting originals", "Two or more Archives claim to hold the original of this item, so none of them can be trusted to vouch for it until the conflict is investigated."),
-    "no-original": ("No original", "Only copies of this item are known; the request asked for the original."),
-    "unavailable": ("Not available", "The item exists, but no Archive of this site can answer this relation of it (no such translation, edition or metadata)."),
-    "loop": ("Loop", "Following the editions, translations or metadata of this item comes back where it started."),
-}
 
 # Characters that end a JSON string's safety inside HTML: "</script>", "<!--", and the
 # two line terminators JavaScript once did not allow in string literals.
@@ -84,10 +70,6 @@ _SCRIPT_ESCAPES = {ord("<"): "\\u003c", ord(">"): "\\u003e", ord("&"): "\\u0026"
 
 # XML 1.0 Char: what an XML document may hold at all (control characters may not).
 XML_CHAR_INVALID = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
-
-# RFC 3986 pchar and "/": a persistent URL's path keeps IBI and modifier characters as they are.
-_URL_PATH_SAFE = "/:@!$&'()*+,;=-._~"
-
 
 def script_json(value) -> Markup:
     """`value` as JSON that is safe verbatim inside ``<script type="application/json">``."""
@@ -103,7 +85,7 @@ def base_path(site_url: str) -> str:
 
 def persistent_url(site_url: str, path: str) -> str:
     """The absolute persistent URL of a target path (percent-encoded as RFC 3986 asks)."""
-    return site_url + quote(path, safe=_URL_PATH_SAFE)
+    return site_url + quote(path, safe=URL_PATH_SAFE)
 
 
 def oai_dc_elements(dublin_core: Iterable[tuple[str, Sequence[str]]]) -> list[tuple[str, str]]:
@@ -335,7 +317,28 @@ def sitemaps(site: Site, published: Sequence, writer, limit: int) -> int:
     return len(parts) + 1
 
 
+#: the standard's tables for the in-browser resolver, written at build time
+FACTS_ASSET = "facts.js"
+
+
+def facts_script() -> str:
+    """``assets/facts.js``: :func:`..core.facts.browser_facts` as a script that sets
+    ``ibistaticFacts`` (in a page) or is a module (under node)."""
+    facts = json.dumps(browser_facts(), ensure_ascii=True, sort_keys=True, indent=1)
+    return (
+        "/* ibistatic: the standard's facts for resolve.js, generated from\n"
+        " * ibistatic/core/facts.py by the build: do not edit. */\n"
+        f"(function (root) {{\n  var facts = {facts};\n"
+        "  root.ibistaticFacts = facts;\n"
+        '  if (typeof module !== "undefined" && module.exports) module.exports = facts;\n'
+        '})(typeof window !== "undefined" ? window : globalThis);\n'
+    )
+
+
 def copy_assets(out: Path) -> None:
+    """The static assets of site_src/assets, and the generated facts.js beside them."""
+    (out / "assets").mkdir(parents=True, exist_ok=True)
+    (out / "assets" / FACTS_ASSET).write_text(facts_script(), encoding="utf-8")
     source = SITE_SRC / "assets"
     for directory, subdirectories, files in os.walk(source):
         subdirectories.sort()

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from ..archive.load import LoadedArchives
+from ..core.facts import FORMATS
 from ..core.model import Item
 from ..core.properties import ArchiveView
 from ..core.relations import (
@@ -99,7 +100,7 @@ def all_modifiers(languages: Sequence[str]) -> list[Relation]:
     result: list[Relation] = []
     for shape in _SHAPES:
         tongues = (None, *languages) if TRANSLATION in shape else (None,)
-        formats = (None, "oai_dc") if METADATA in shape else (None,)
+        formats = (None, *FORMATS) if METADATA in shape else (None,)
         for tongue in tongues:
             for form in formats:
                 params = {TRANSLATION: tongue, METADATA: form}

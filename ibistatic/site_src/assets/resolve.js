@@ -1,172 +1,499 @@
 /* ibistatic: the in-browser resolver of the static site (docs/site.md).
  *
  * 404.html runs it for every persistent URL no page was written for (other case
- * spellings, modifiers not emitted, file paths, ?ibiurl.* queries, "+" negotiated from
- * navigator.languages); redirect pages run it when their URL carries a query.
+ * spellings, modifiers not emitted, file paths, query pairs, "+" negotiated from
+ * navigator.languages); redirect pages run it when their URL carries a query, and use
+ * its language matching for a bare "+".
  *
- * It is a port of ibistatic/core/urls.py (the persistent-URL grammar) and of
- * ibistatic/core/resolution.py + properties.py (the resolution process over the
- * Archives' property lists), reading the JSON index: index/manifest.json and only the
- * shards of the keys it asks about.  It redirects ONLY to a URL string taken from an
- * index record's `urls` (never to anything built from the request); otherwise it shows
- * what went wrong.  Keep it in step with the Python code: tests/test_site_browser.py
- * compares both over the same URLs.
+ * It is a port of what must run in the browser: the persistent-URL grammar with its
+ * error messages (core/identifiers.py, languages.py, relations.py, pairlists.py,
+ * urls.py), the resolution process over the index (core/resolution.py, properties.py)
+ * and the lookup of the build's precomputed answers first (resolver.py).  Every table
+ * of the standard (Table A.1, the IBI grammar's character classes, the modifiers,
+ * verbs, alerts...) comes from assets/facts.js, which the build writes from
+ * core/facts.py: none is copied here.  It redirects ONLY to a URL string taken from the
+ * index (never to anything built from the request); otherwise it shows what went
+ * wrong.  tests/test_browser_parity.py checks its answers and error messages equal
+ * Python's over some 10,000 requests.
  */
 (function (root) {
   "use strict";
 
+  const FACTS = root.ibistaticFacts || (typeof require === "function" ? require("./facts.js") : null);
+  if (!FACTS) throw new Error("ibistatic: load assets/facts.js before assets/resolve.js");
+
+  /** A regular expression written for Python's re (core/facts.py) as a RegExp. */
+  function pattern(source, flags) {
+    return new RegExp(source.replace(/\(\?P</g, "(?<"), flags || "");
+  }
+
   // ------------------------------------------------------------------------------
-  // Grammar (core/identifiers.py, core/languages.py, core/relations.py, core/urls.py)
+  // Python's spelling of values in messages (repr) and of errors (errors.IbiSyntaxError)
 
-  // repository = prefix "/" suffix ; prefix = subdomain "/" word [("." | "@") port]
-  // subdomain = *(word ".") last-word ["."] ; suffix = year "/" month "." day "." hour
-  // "." minute ["." second] ; second = 2DIGIT ["." fraction]
-  const WORD = "[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?";
-  const LAST_WORD = "[A-Za-z](?:[A-Za-z0-9-]*[A-Za-z0-9])?";
-  const REPOSITORY = new RegExp(
-    "(?:" + WORD + "\\.)*" + LAST_WORD + "\\.?/" + WORD + "(?:[.@][0-9]+)?" +
-    "/[0-9]{4,}/[0-9]{2}\\.[0-9]{2}\\.[0-9]{2}\\.[0-9]{2}(?:\\.[0-9]{2}(?:\\.[0-9]+)?)?", "y");
-  // IBIp = prefix "/" suffix ; prefix = 1*digit ("W" | "X") *digit ; suffix = 1*digit
-  // ["W" 1*digit] ; digit = 2-9 and the letters but I O V W X Y Z (core/identifiers.IBIP)
-  const IBIP = /[2-9A-HJ-NP-Ua-hj-np-u]+[WXwx][2-9A-HJ-NP-Ua-hj-np-u]*\/[2-9A-HJ-NP-Ua-hj-np-u]+(?:[Ww][2-9A-HJ-NP-Ua-hj-np-u]+)?(?![2-9A-HJ-NP-UWXa-hj-np-uwx])/y;
-  // Words printed before an IBI by urlib.net, the Archives and citations (core/urls.SHAPES),
-  // and an Archive's address of an item's files, col/<IBI>/doc/<file>.
-  const SHAPES = ["ibi/", "rep/", "rep-/", "goto/", "goto-/", "ibi:"];
-  const ARCHIVE_FILES = "col/";
-  const DOC_FOLDER = "/doc";
-  // path-absolute characters (RFC 3986 pchar and "/")
-  const PATH_CHARACTER = /[A-Za-z0-9\-._~%!$&'()*+,;=:@/]/;
-  // query caractere: printable ASCII but space, "#", "&" and "="
-  const QUERY_CHARACTER = /[\x21\x22\x24\x25\x27-\x3c\x3e-\x7e]/;
-  const HEXDIG2 = /^[0-9A-Fa-f]{2}$/;
+  const PY_ESCAPES = { "\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r" };
 
-  // Table A.1 (core/languages.py LANGUAGES and COUNTRIES; a test checks they agree).
-  const LANGUAGES = new Set((
-    "aa ab ae af ak am an ar as av ay az ba be bg bh bi bm bn bo br bs ca ce ch co cr cs " +
-    "cu cv cy da de dv dz ee el en eo es et eu fa ff fi fj fo fr fy ga gd gl gn gu gv ha " +
-    "he hi ho hr ht hu hy hz ia id ie ig ii ik io is it iu ja jv ka kg ki kj kk kl km kn " +
-    "ko kr ks ku kv kw ky la lb lg li ln lo lt lu lv mg mh mi mk ml mn mr ms mt my na nb " +
-    "nd ne ng nl nn no nr nv ny oc oj om or os pa pi pl ps pt qu rm rn ro ru rw sa sc sd " +
-    "se sg sh si sk sl sm sn so sq sr ss st su sv sw ta te tg th ti tk tl tn to tr ts tt " +
-    "tw ty ug uk ur uz ve vi vo wa wo xh yi yo za zh zu").split(" "));
-  const COUNTRIES = new Set((
-    "AD AE AF AG AI AL AM AO AQ AR AS AT AU AW AX AZ BA BB BD BE BF BG BH BI BJ BL BM BN " +
-    "BO BQ BR BS BT BV BW BY BZ CA CC CD CF CG CH CI CK CL CM CN CO CR CU CV CW CX CY CZ " +
-    "DE DJ DK DM DO DZ EC EE EG EH ER ES ET FI FJ FK FM FO FR GA GB GD GE GF GG GH GI GL " +
-    "GM GN GP GQ GR GS GT GU GW GY HK HM HN HR HT HU ID IE IL IM IN IO IQ IR IS IT JE JM " +
-    "JO JP KE KG KH KI KM KN KP KR KW KY KZ LA LB LC LI LK LR LS LT LU LV LY MA MC MD ME " +
-    "MF MG MH MK ML MM MN MO MP MQ MR MS MT MU MV MW MX MY MZ NA NC NE NF NG NI NL NO NP " +
-    "NR NU NZ OM PA PE PF PG PH PK PL PM PN PR PS PT PW PY QA RE RO RS RU RW SA SB SC SD " +
-    "SE SG SH SI SJ SK SL SM SN SO SR SS ST SV SX SY SZ TC TD TF TG TH TJ TK TL TM TN TO " +
-    "TR TT TV TW TZ UA UG UM US UY UZ VA VC VE VG VI VN VU WF WS YE YT ZA ZM ZW").split(" "));
+  function isPrintable(char) {
+    const code = char.codePointAt(0);
+    return !(code < 0x20 || (code >= 0x7f && code <= 0xa0) || code === 0xad || code === 0x2028 || code === 0x2029);
+  }
 
-  const KINDS = ["lastedition", "translation", "metadata"];
-  const MODIFIER = { lastedition: "!", translation: "+", metadata: ":" };
-  const VERBS = { lastedition: "GetLastEdition", translation: "GetTranslation", metadata: "GetMetadata" };
-  const FILE_LIST_VERB = "GetFileList";
-  const FORMAT = "oai_dc";
-  // relation = ([u [t]] | [t [u]]) [m [t]]: every prefix of its 15 shapes.
-  const PREFIXES = (function () {
-    const heads = ["", "u", "ut", "t", "tu"];
-    const tails = ["", "m", "mt"];
-    const set = new Set();
-    heads.forEach(function (h) {
-      tails.forEach(function (t) {
-        const shape = h + t;
-        for (let n = 0; n <= shape.length; n++) set.add(shape.slice(0, n));
-      });
-    });
-    return set;
-  })();
-  const LETTER = { lastedition: "u", translation: "t", metadata: "m" };
+  function hex(code, width) {
+    return code.toString(16).padStart(width, "0");
+  }
 
-  function SyntaxProblem(text, position, expected) {
+  /** Python's repr of a str. */
+  function repr(text) {
+    const quote = text.indexOf("'") >= 0 && text.indexOf('"') < 0 ? '"' : "'";
+    let out = "";
+    for (const char of text) {
+      const code = char.codePointAt(0);
+      if (PY_ESCAPES[char]) out += PY_ESCAPES[char];
+      else if (char === quote) out += "\\" + char;
+      else if (isPrintable(char)) out += char;
+      else out += code < 0x100 ? "\\x" + hex(code, 2) : code < 0x10000 ? "\\u" + hex(code, 4) : "\\U" + hex(code, 8);
+    }
+    return quote + out + quote;
+  }
+
+  /** errors.IbiSyntaxError: text that breaks a grammar, where, and what was expected. */
+  function SyntaxProblem(text, position, expected, what, hint) {
     this.text = text;
-    this.position = position;
+    this.position = Math.max(0, Math.min(position, text.length));
     this.expected = expected;
+    this.what = what || "IBI";
+    this.hint = hint || "";
   }
 
-  function fail(text, position, expected) {
-    throw new SyntaxProblem(text, position, expected);
+  SyntaxProblem.prototype.found = function () {
+    return this.position >= this.text.length ? "end of input" : repr(this.text[this.position]);
+  };
+
+  /** The message the command line prints, caret and hint included. */
+  SyntaxProblem.prototype.message = function () {
+    const shown = Array.from(this.text).map(function (c) { return isPrintable(c) ? c : "?"; }).join("");
+    return "invalid " + this.what + " " + repr(this.text) + ": expected " + this.expected +
+      " at character " + (this.position + 1) + ", found " + this.found() + "\n" +
+      "    " + shown + "\n    " + " ".repeat(this.position) + "^" +
+      (this.hint ? "\n    hint: " + this.hint : "");
+  };
+
+  function fail(text, position, expected, what, hint) {
+    throw new SyntaxProblem(text, position, expected, what, hint);
   }
 
-  function shapeOf(steps) {
-    return steps.map(function (s) { return LETTER[s.kind]; }).join("");
+  function either(items) {
+    if (items.length <= 1) return items.join("") || "nothing more";
+    return items.slice(0, -1).join(", ") + " or " + items[items.length - 1];
   }
 
-  function allowedAfter(steps, kind) {
-    return PREFIXES.has(shapeOf(steps) + LETTER[kind]);
+  // ------------------------------------------------------------------------------
+  // IBI = repository | IBIp (core/identifiers.py): a recursive descent that remembers the
+  // farthest position where the text stopped fitting, so errors point where Python's do
+
+  const WORD_CHARACTERS = /[A-Za-z0-9-]*/y;
+  const DIGITS = /[0-9]*/y;
+  const IBIP_DIGITS = pattern(FACTS.ibipDigit + "*", "y");
+  const LETTER = "a letter";
+  const A_DIGIT = "a digit";
+  const IBIP_DIGIT = "an IBIp digit (2-9, A-H, J-N, P-U)";
+
+  function isAlpha(char) {
+    return /^[A-Za-z]$/.test(char);
+  }
+
+  function Cursor(text, pos) {
+    this.text = text;
+    this.pos = pos;
+    this.farthest = pos;
+    this.expected = [];
+  }
+
+  Cursor.prototype.peek = function () {
+    return this.text.slice(this.pos, this.pos + 1);
+  };
+
+  Cursor.prototype.expect = function (pos) {
+    if (pos > this.farthest) {
+      this.farthest = pos;
+      this.expected = [];
+    }
+    if (pos !== this.farthest) return;
+    for (let i = 1; i < arguments.length; i++) {
+      if (this.expected.indexOf(arguments[i]) < 0) this.expected.push(arguments[i]);
+    }
+  };
+
+  Cursor.prototype.take = function (char) {
+    if (this.peek() === char) {
+      this.pos += 1;
+      return true;
+    }
+    this.expect(this.pos, repr(char));
+    return false;
+  };
+
+  Cursor.prototype.run = function (regex) {
+    regex.lastIndex = this.pos;
+    const found = regex.exec(this.text)[0];
+    this.pos += found.length;
+    return found;
+  };
+
+  Cursor.prototype.error = function (what) {
+    return new SyntaxProblem(this.text, this.farthest, either(this.expected), what);
+  };
+
+  function word(cur) {
+    const start = cur.pos;
+    const run = cur.run(WORD_CHARACTERS);
+    const found = run.replace(/-+$/, "");
+    if (!found || found[0] === "-") {
+      cur.pos = start;
+      cur.expect(start, LETTER, A_DIGIT);
+      return null;
+    }
+    cur.expect(start + run.length, LETTER, A_DIGIT, "'-'");
+    cur.pos = start + found.length; // a trailing hyphen is not part of the word
+    return found;
+  }
+
+  function subdomain(cur) {
+    const start = cur.pos;
+    const labels = [];
+    let label;
+    while ((label = word(cur)) !== null) {
+      labels.push(label);
+      if (!cur.take(".")) break;
+    }
+    if (!labels.length || !isAlpha(labels[labels.length - 1][0])) {
+      cur.pos = start;
+      return null;
+    }
+    return cur.text.slice(start, cur.pos);
+  }
+
+  function someDigits(cur) {
+    const digits = cur.run(DIGITS);
+    cur.expect(cur.pos, A_DIGIT);
+    return digits || null;
+  }
+
+  function prefix(cur) {
+    const start = cur.pos;
+    const sub = subdomain(cur);
+    const found = sub !== null && cur.take("/") ? word(cur) : null;
+    if (found === null) {
+      cur.pos = start;
+      return null;
+    }
+    const mark = cur.pos;
+    if (cur.peek() === "." || cur.peek() === "@") {
+      cur.pos += 1;
+      if (someDigits(cur) !== null) return true;
+      cur.pos = mark;
+    }
+    cur.expect(mark, "'.'", "'@'");
+    return true;
+  }
+
+  function fixedDigits(cur, count) {
+    const start = cur.pos;
+    for (let i = 0; i < count; i++) {
+      if (!/^[0-9]$/.test(cur.peek())) {
+        cur.expect(cur.pos, A_DIGIT);
+        cur.pos = start;
+        return null;
+      }
+      cur.pos += 1;
+    }
+    return cur.text.slice(start, cur.pos);
+  }
+
+  function year(cur) {
+    const start = cur.pos;
+    const digits = cur.run(DIGITS);
+    cur.expect(cur.pos, A_DIGIT);
+    if (digits.length < 4) {
+      cur.pos = start;
+      return null;
+    }
+    return digits;
+  }
+
+  function second(cur) {
+    if (fixedDigits(cur, 2) === null) return null;
+    const mark = cur.pos;
+    if (cur.take(".") && someDigits(cur) === null) cur.pos = mark;
+    return true;
+  }
+
+  function suffix(cur) {
+    const start = cur.pos;
+    let fits = year(cur) !== null && cur.take("/") && fixedDigits(cur, 2) !== null;
+    for (let i = 0; i < 3; i++) fits = fits && cur.take(".") && fixedDigits(cur, 2) !== null;
+    if (!fits) {
+      cur.pos = start;
+      return null;
+    }
+    const mark = cur.pos;
+    if (cur.take(".") && second(cur) === null) cur.pos = mark;
+    return true;
+  }
+
+  function repository(cur) {
+    const start = cur.pos;
+    const fits = prefix(cur) !== null && cur.take("/") && suffix(cur) !== null;
+    if (!fits) {
+      cur.pos = start;
+      return null;
+    }
+    return { form: "repository", text: cur.text.slice(start, cur.pos) };
+  }
+
+  function ibipDigits(cur) {
+    const digits = cur.run(IBIP_DIGITS);
+    cur.expect(cur.pos, IBIP_DIGIT);
+    return digits || null;
+  }
+
+  function ibipSeparator(cur, separators) {
+    if (cur.peek() && separators.indexOf(cur.peek()) >= 0) {
+      cur.pos += 1;
+      return true;
+    }
+    const upper = Array.from(separators).filter(function (c) { return c !== c.toLowerCase(); });
+    cur.expect.apply(cur, [cur.pos].concat(upper.map(repr)));
+    return false;
+  }
+
+  function ibipPrefix(cur) {
+    const start = cur.pos;
+    if (ibipDigits(cur) === null || !ibipSeparator(cur, FACTS.ibipPortSeparators)) {
+      cur.pos = start;
+      return null;
+    }
+    cur.run(IBIP_DIGITS);
+    cur.expect(cur.pos, IBIP_DIGIT);
+    return true;
+  }
+
+  function ibipSuffix(cur) {
+    if (ibipDigits(cur) === null) return null;
+    const mark = cur.pos;
+    if (ibipSeparator(cur, FACTS.ibipFractionSeparators) && ibipDigits(cur) === null) cur.pos = mark;
+    return true;
+  }
+
+  function ibip(cur) {
+    const start = cur.pos;
+    const fits = ibipPrefix(cur) !== null && cur.take("/") && ibipSuffix(cur) !== null;
+    if (!fits) {
+      cur.pos = start;
+      return null;
+    }
+    return { form: "ibip", text: cur.text.slice(start, cur.pos) };
+  }
+
+  function looksLikeIbip(text, start) {
+    const head = text.slice(start).split("/")[0];
+    return /^[2-9A-HJ-NP-UWXa-hj-np-uwx]+$/.test(head) && /[2-9WXwx]/.test(head);
+  }
+
+  /** The error of the form that got farther; on a tie, the form the text looks like. */
+  function blame(rep, ip, start) {
+    if (ip.farthest > rep.farthest || (ip.farthest === rep.farthest && looksLikeIbip(ip.text, start))) {
+      return ip.error("IBI");
+    }
+    return rep.error("IBI");
+  }
+
+  function withKey(found) {
+    found.key = found.form === "ibip" ? found.text.toUpperCase() : found.text.toLowerCase();
+    return found;
+  }
+
+  /** identifiers.match_ibi: the longest IBI at text[start:] and the index after it. */
+  function matchIbi(text, start) {
+    const repCur = new Cursor(text, start);
+    const ibipCur = new Cursor(text, start);
+    const candidates = [[repository(repCur), repCur], [ibip(ibipCur), ibipCur]].filter(function (c) { return c[0] !== null; });
+    if (!candidates.length) throw blame(repCur, ibipCur, start);
+    const best = candidates.length > 1 && candidates[1][1].pos > candidates[0][1].pos ? candidates[1] : candidates[0];
+    return [withKey(best[0]), best[1].pos];
+  }
+
+  // ------------------------------------------------------------------------------
+  // language-tag = idioma ["-" pais] (core/languages.py), Table A.1 from facts.js
+
+  const LANGUAGES = new Set(FACTS.languages);
+  const COUNTRIES = new Set(FACTS.countries);
+
+  function twoLetters(text, start, letters, expected, what) {
+    for (const position of [start, start + 1]) {
+      if (position >= text.length || !letters.test(text[position])) fail(text, position, expected, what);
+    }
+  }
+
+  function matchLanguageTag(text, start, what) {
+    twoLetters(text, start, /^[a-z]$/, "a lower-case letter (ISO 639-1 language code)", what);
+    const language = text.slice(start, start + 2);
+    if (!LANGUAGES.has(language)) fail(text, start, "an ISO 639-1 language code (Table A.1)", what);
+    if (text[start + 2] !== "-") return [{ tag: language, country: false }, start + 2];
+    twoLetters(text, start + 3, /^[A-Z]$/, "an upper-case letter (ISO 3166-1 country code)", what);
+    const country = text.slice(start + 3, start + 5);
+    if (!COUNTRIES.has(country)) fail(text, start + 3, "an ISO 3166-1 country code (Table A.1)", what);
+    return [{ tag: language + "-" + country, country: true }, start + 5];
+  }
+
+  // ------------------------------------------------------------------------------
+  // Relations in their three spellings (core/relations.py)
+
+  const KINDS = FACTS.kinds;
+  const MODIFIER = FACTS.modifierSymbols;
+  const RELATION = FACTS.relationSymbols;
+  const VERBS = FACTS.verbNames;
+  const FILE_LIST_VERB = FACTS.fileListVerb;
+  const FORMAT = FACTS.formats[0];
+  // relation = ([u [t]] | [t [u]]) [m [t]]: every prefix of its 15 shapes
+  const PREFIXES = new Set();
+  FACTS.relationHeads.forEach(function (head) {
+    FACTS.relationTails.forEach(function (tail) {
+      const shape = head.concat(tail);
+      for (let n = 0; n <= shape.length; n++) PREFIXES.add(shape.slice(0, n).join(","));
+    });
+  });
+
+  function kindsOf(steps) {
+    return steps.map(function (s) { return s.kind; });
+  }
+
+  function allowedAfter(kinds) {
+    return KINDS.filter(function (kind) { return PREFIXES.has(kinds.concat([kind]).join(",")); });
   }
 
   function sameStep(a, b) {
     return a.kind === b.kind && a.param === b.param;
   }
 
-  /** IBI = repository | IBIp: the longest one at text[start:] (core/identifiers.match_ibi). */
-  function matchIbi(text, start) {
-    let best = null;
-    [["repository", REPOSITORY], ["ibip", IBIP]].forEach(function (pair) {
-      pair[1].lastIndex = start;
-      const found = pair[1].exec(text);
-      if (found && (best === null || found[0].length > best.text.length)) {
-        best = { form: pair[0], text: found[0] };
-      }
-    });
-    if (best === null) fail(text, start, "an IBI (a repository name or an IBIp)");
-    best.key = best.form === "ibip" ? best.text.toUpperCase() : best.text.toLowerCase();
-    return [best, start + best.text.length];
-  }
-
-  /** language-tag = idioma ["-" pais] (core/languages.match_language_tag). */
-  function matchLanguageTag(text, start) {
-    const language = text.slice(start, start + 2);
-    if (!/^[a-z]{2}$/.test(language)) fail(text, start, "a lower-case letter (ISO 639-1 language code)");
-    if (!LANGUAGES.has(language)) fail(text, start, "an ISO 639-1 language code (Table A.1)");
-    if (text[start + 2] !== "-") return [language, start + 2];
-    const country = text.slice(start + 3, start + 5);
-    if (!/^[A-Z]{2}$/.test(country)) fail(text, start + 3, "an upper-case letter (ISO 3166-1 country code)");
-    if (!COUNTRIES.has(country)) fail(text, start + 3, "an ISO 3166-1 country code (Table A.1)");
-    return [language + "-" + country, start + 5];
+  /** What may come after the steps `kinds` (the last one `last`), for a message. */
+  function expectedAfter(kinds, symbols, last, ends) {
+    const options = [];
+    if (last && last.kind !== "lastedition" && last.param === null) options.push("'('");
+    allowedAfter(kinds).forEach(function (kind) { options.push(repr(symbols[kind])); });
+    return either(options.concat(ends));
   }
 
   /** ["(" idioma ["-" pais] ")"] after a translation, ["(" formato ")"] after metadata. */
-  function matchParameter(text, start, kind) {
+  function matchParameter(text, start, kind, what) {
     if (kind === "lastedition" || text[start] !== "(") return [{ kind: kind, param: null }, start];
-    let param, end;
+    let param, end, expected;
     if (kind === "translation") {
-      [param, end] = matchLanguageTag(text, start + 1);
+      const [tag, after] = matchLanguageTag(text, start + 1, what);
+      [param, end, expected] = [tag.tag, after, tag.country ? "')'" : "'-' or ')'"];
     } else {
-      if (!text.startsWith(FORMAT, start + 1)) fail(text, start + 1, "'oai_dc'");
-      [param, end] = [FORMAT, start + 1 + FORMAT.length];
+      if (!text.startsWith(FORMAT, start + 1)) fail(text, start + 1, repr(FORMAT), what);
+      [param, end, expected] = [FORMAT, start + 1 + FORMAT.length, "')'"];
     }
-    if (text[end] !== ")") fail(text, end, "')'");
+    if (text[end] !== ")") fail(text, end, expected, what);
     return [{ kind: kind, param: param }, end + 1];
   }
 
   /** One step u | t | m spelled with `symbols`, or null when none starts at `start`. */
-  function matchStep(text, start, symbols) {
+  function matchStep(text, start, symbols, what) {
     for (const kind of KINDS) {
-      if (text.startsWith(symbols[kind], start)) return matchParameter(text, start + symbols[kind].length, kind);
+      if (text.startsWith(symbols[kind], start)) return matchParameter(text, start + symbols[kind].length, kind, what);
     }
     return null;
   }
 
-  /** mdf = ([u [t]] | [t [u]]) [m [t]], ending at the end or before "/" or "?". */
-  function matchModifier(text, start) {
+  /** relations._steps: steps ending at the end of `text` or before one of `stops`. */
+  function matchSteps(text, start, symbols, what, stops) {
     const steps = [];
     let position = start;
     for (;;) {
-      const found = matchStep(text, position, MODIFIER);
-      if (found === null && (position === text.length || text[position] === "/" || text[position] === "?")) {
-        return [steps, position];
-      }
-      if (found === null || !allowedAfter(steps, found[0].kind)) {
-        fail(text, position, "a modifier ('!', '+', ':'), '/', '?' or the end");
+      const found = matchStep(text, position, symbols, what);
+      const kinds = kindsOf(steps);
+      if (found === null && (position === text.length || stops.indexOf(text[position]) >= 0)) return [steps, position];
+      if (found === null || allowedAfter(kinds).indexOf(found[0].kind) < 0) {
+        const ends = stops.map(repr).concat(["end of " + what]);
+        fail(text, position, expectedAfter(kinds, symbols, steps[steps.length - 1], ends), what);
       }
       steps.push(found[0]);
       position = found[1];
     }
   }
+
+  function spell(steps, symbols) {
+    return steps.map(function (s) { return symbols[s.kind] + (s.param !== null ? "(" + s.param + ")" : ""); });
+  }
+
+  function relationText(steps) {
+    return spell(steps, RELATION).join("");
+  }
+
+  function modifierText(steps) {
+    return spell(steps, MODIFIER).join("");
+  }
+
+  function parseRelation(text) {
+    return matchSteps(text, 0, RELATION, "relation", [])[0];
+  }
+
+  /** relations._verb_list: the verbs filling `text`, and where each step starts. */
+  function verbList(text, what) {
+    const steps = [];
+    const positions = [];
+    let fileList = false;
+    let position = 0;
+    while (text) {
+      let verb = null;
+      let end;
+      if (text.startsWith(FILE_LIST_VERB, position)) {
+        fileList = true;
+        end = position + FILE_LIST_VERB.length;
+      } else {
+        const kinds = kindsOf(steps);
+        const found = matchStep(text, position, VERBS, what);
+        if (found === null || allowedAfter(kinds).indexOf(found[0].kind) < 0) {
+          fail(text, position, expectedAfter(kinds, VERBS, null, [repr(FILE_LIST_VERB)]), what);
+        }
+        [verb, end] = found;
+        steps.push(verb);
+        positions.push(position);
+      }
+      if (end === text.length) break;
+      if (text[end] !== "+" && text[end] !== " ") {
+        const open = verb !== null && verb.kind !== "lastedition" && verb.param === null;
+        fail(text, end, (open ? "'(', " : "") + "'+', ' ' or end of verb list", what);
+      }
+      position = end + 1;
+    }
+    return { steps: steps, positions: positions, fileList: fileList };
+  }
+
+  /** relations.parse_verb_list with `after`: the union of Table 6.6. */
+  function parseVerbList(text, after) {
+    const own = verbList(text, "verb list");
+    const steps = after.slice();
+    own.steps.forEach(function (st, i) {
+      if (after.some(function (s) { return sameStep(s, st); })) return;
+      const kinds = kindsOf(steps);
+      if (allowedAfter(kinds).indexOf(st.kind) < 0) {
+        const expected = expectedAfter(kinds, VERBS, null, [repr(FILE_LIST_VERB)]) +
+          " after the modifier's verbs " + spell(after, VERBS).join("+");
+        fail(text, own.positions[i], expected, "verb list");
+      }
+      steps.push(st);
+    });
+    return { steps: steps, fileList: own.fileList };
+  }
+
+  // ------------------------------------------------------------------------------
+  // %hh and queries (core/pairlists.py)
+
+  const HEXDIG2 = /^[0-9A-Fa-f]{2}$/;
+  const QUERY_CHARACTER = pattern("^" + FACTS.queryCharacter + "$");
+  const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true });
 
   function utf8Size(lead) {
     if (lead >= 0xc2 && lead <= 0xdf) return 2;
@@ -175,10 +502,7 @@
     return 1;
   }
 
-  const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true });
-
-  /** %hh decoded: UTF-8 where the bytes are UTF-8, ISO-8859-1 byte by byte elsewhere;
-   *  each character with the index in the raw text where it starts. */
+  /** UTF-8 where the bytes are UTF-8, ISO-8859-1 byte by byte elsewhere. */
   function decodeBytes(bytes, offsets, out) {
     let index = 0;
     while (index < bytes.length) {
@@ -196,8 +520,9 @@
     }
   }
 
-  /** text[start:end] decoded, and the raw index of each decoded character and of the end. */
-  function decodePercent(text, start, end) {
+  /** pairlists.decode_percent: text[start:end] decoded, as characters (code points),
+   *  and the raw index of each and of the end. */
+  function decodePercent(text, start, end, what) {
     const out = [];
     let bytes = [];
     let offsets = [];
@@ -212,7 +537,7 @@
         continue;
       }
       if (!HEXDIG2.test(text.slice(position + 1, Math.min(position + 3, end)))) {
-        fail(text, position, "'%' followed by two hexadecimal digits");
+        fail(text, position, "'%' followed by two hexadecimal digits", what);
       }
       bytes.push(parseInt(text.slice(position + 1, position + 3), 16));
       offsets.push(position);
@@ -220,150 +545,229 @@
     }
     decodeBytes(bytes, offsets, out);
     return {
+      chars: out.map(function (o) { return o[0]; }),
       text: out.map(function (o) { return o[0]; }).join(""),
       positions: out.map(function (o) { return o[1]; }).concat([end]),
     };
   }
 
-  /** [path-absolute] up to "?" or the end: the decoded file path without its "/". */
-  function matchPath(text, start) {
-    if (text[start] !== "/") return ["", start];
-    let end = start;
-    while (end < text.length && text[end] !== "?") {
-      if (!PATH_CHARACTER.test(text[end])) fail(text, end, "a path character or '?'");
-      end += 1;
-    }
-    const decoded = decodePercent(text, start + 1, end);
-    const path = decoded.text;
-    let offset = 0;
-    for (const segment of path.split("/")) {
-      if (segment === "." || segment === "..") fail(text, decoded.positions[offset], "a file name (not '.' or '..')");
-      offset += segment.length + 1;
-    }
-    for (let index = 0; index < path.length; index++) {
-      const code = path.charCodeAt(index);
-      if (code < 0x20 || code === 0x7f) fail(text, decoded.positions[index], "a file name character");
-    }
-    return [path, end];
-  }
-
-  function queryRun(text, start) {
+  function queryChars(text, start, what) {
     let position = start;
     while (position < text.length && QUERY_CHARACTER.test(text[position])) position += 1;
     if (position < text.length && text[position] !== "&" && text[position] !== "=") {
-      fail(text, position, "a query character ('#', space and non-ASCII are written %hh)");
+      fail(text, position, "a query character ('#', space and non-ASCII are written %hh)", what);
     }
     return position;
   }
 
-  /** pergunta = [par *("&" par)] ; par = nome "=" valor (core/pairlists.match_query). */
-  function matchQuery(text, start) {
+  /** pairlists.match_query: pergunta = [par *("&" par)] ; par = nome "=" valor. */
+  function matchQuery(text, start, what) {
     const pairs = [];
     let position = start;
     while (position < text.length) {
-      if (pairs.length) position += 1;
-      const equals = queryRun(text, position);
-      if (equals === position) fail(text, position, "a pair name");
-      if (text[equals] !== "=") fail(text, equals, "'='");
-      const end = queryRun(text, equals + 1);
-      if (end < text.length && text[end] !== "&") fail(text, end, "'&' or end of query");
-      const value = decodePercent(text, equals + 1, end);
-      pairs.push({ name: decodePercent(text, position, equals).text, value: value.text, positions: value.positions, start: position });
+      if (pairs.length) position += 1; // the '&' that ended the previous pair
+      const equals = queryChars(text, position, what);
+      if (equals === position) fail(text, position, "a pair name", what);
+      if (text[equals] !== "=") fail(text, equals, "'='", what);
+      const name = decodePercent(text, position, equals, what).text;
+      const end = queryChars(text, equals + 1, what);
+      if (end < text.length && text[end] !== "&") fail(text, end, "'&' or end of query", what);
+      const value = decodePercent(text, equals + 1, end, what);
+      pairs.push({ name: name, value: value.text, chars: value.chars, positions: value.positions, start: position });
       position = end;
     }
     return pairs;
   }
 
-  /** lista-de-verbos = [verbo *("+" verbo)], united with the modifier's steps (Table 6.6). */
-  function parseVerbList(text, after) {
-    const own = [];
-    let fileList = false;
-    let position = 0;
-    while (text) {
-      let end;
-      if (text.startsWith(FILE_LIST_VERB, position)) {
-        fileList = true;
-        end = position + FILE_LIST_VERB.length;
-      } else {
-        const found = matchStep(text, position, VERBS);
-        if (found === null || !allowedAfter(own.map(function (o) { return o.step; }), found[0].kind)) {
-          fail(text, position, "a verb (GetLastEdition, GetTranslation, GetMetadata, GetFileList)");
-        }
-        own.push({ step: found[0], position: position });
-        end = found[1];
-      }
-      if (end === text.length) break;
-      if (text[end] !== "+" && text[end] !== " ") fail(text, end, "'+', ' ' or end of verb list");
-      position = end + 1;
-    }
-    const steps = after.slice();
-    own.forEach(function (o) {
-      if (after.some(function (s) { return sameStep(s, o.step); })) return;
-      if (!allowedAfter(steps, o.step.kind)) fail(text, o.position, "a verb allowed after the modifier's verbs");
-      steps.push(o.step);
-    });
-    return { steps: steps, fileList: fileList };
+  // ------------------------------------------------------------------------------
+  // URL-persistente = base IBI [mdf] [path-absolute] ["?" pergunta] (core/urls.py)
+
+  const WHAT = "persistent URL";
+  const SHAPES = FACTS.urlShapes;
+  const ARCHIVE_FILES = FACTS.archiveFiles;
+  const DOC_FOLDER = FACTS.docFolder;
+  const PATH_CHARACTER = pattern("^" + FACTS.pathCharacter + "$");
+  const SCHEME_AUTHORITY = /[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#\s]*/y;
+  const DOI = /^(?:doi:\s*|https?:\/\/(?:dx\.)?doi\.org\/)?(10\.[0-9]{4,9}\/\S+)$/i;
+  const SERIES_CODE = /-[A-Za-z]{2,5}(?![A-Za-z0-9])/y;
+
+  function base(url) {
+    SCHEME_AUTHORITY.lastIndex = 0;
+    const scheme = SCHEME_AUTHORITY.exec(url);
+    if (scheme === null) return ["", 0];
+    const end = scheme[0].length;
+    if (url[end] !== "/") fail(url, end, "'/'", WHAT);
+    return [url.slice(0, end + 1), end + 1];
   }
 
-  function onePair(pairs, text, name) {
+  function laterIbi(url, start) {
+    const path = url.slice(start).split("?")[0];
+    for (let offset = 0; offset < path.length; offset++) {
+      if (path[offset] !== "/") continue;
+      try {
+        return [start + offset + 1, matchIbi(url, start + offset + 1)[0]];
+      } catch (error) {
+        if (!(error instanceof SyntaxProblem)) throw error;
+      }
+    }
+    return null;
+  }
+
+  /** urls._ibi: the IBI, named as part of the persistent URL in errors. */
+  function urlIbi(url, start) {
+    try {
+      return matchIbi(url, start);
+    } catch (error) {
+      if (!(error instanceof SyntaxProblem)) throw error;
+      const later = laterIbi(url, start);
+      if (later === null) fail(url, error.position, error.expected, WHAT);
+      const words = SHAPES.concat([ARCHIVE_FILES]).join(", ");
+      fail(url, start, "an IBI, or one of the words " + words + " before it", WHAT,
+        "an IBI begins at character " + (later[0] + 1) + ": " + later[1].text);
+    }
+  }
+
+  function docFolder(url, start) {
+    const wanted = DOC_FOLDER + "/";
+    if (!url.startsWith(wanted, start)) {
+      let matched = 0;
+      while (url.startsWith(wanted.slice(0, matched + 1), start)) matched += 1;
+      fail(url, start + matched, "'/doc/' (an Archive's files are col/<IBI>/doc/<file>)", WHAT);
+    }
+    return start + DOC_FOLDER.length;
+  }
+
+  /** [path-absolute] up to "?" or the end: the decoded file path without its "/". */
+  function pathAbsolute(url, start) {
+    if (url[start] !== "/") return ["", start];
+    let end = start;
+    while (end < url.length && url[end] !== "?") {
+      if (!PATH_CHARACTER.test(url[end])) fail(url, end, "a path character or '?' (spaces and non-ASCII are written %hh)", WHAT);
+      end += 1;
+    }
+    const decoded = decodePercent(url, start + 1, end, WHAT);
+    const chars = decoded.chars;
+    let offset = 0;
+    decoded.text.split("/").forEach(function (segment) {
+      if (segment === "." || segment === "..") fail(url, decoded.positions[offset], "a file name (not '.' or '..')", WHAT);
+      offset += Array.from(segment).length + 1;
+    });
+    chars.forEach(function (char, index) {
+      const code = char.codePointAt(0);
+      if (code < 0x20 || code === 0x7f) fail(url, decoded.positions[index], "a file name character", WHAT);
+    });
+    return [decoded.text, end];
+  }
+
+  function onePair(pairs, url, name) {
     const found = pairs.filter(function (p) { return p.name === name; });
-    if (found.length > 1) fail(text, found[1].start, "one " + name + " pair only");
+    if (found.length > 1) fail(url, found[1].start, "one " + name + " pair only", WHAT);
     return found.length ? found[0] : null;
   }
 
-  /** URL-persistente = IBI [mdf] [path-absolute] ["?" pergunta], after the base. */
-  function parseRequest(text) {
-    const shape = SHAPES.concat([ARCHIVE_FILES]).find(function (word) { return text.startsWith(word); }) || "";
-    const [ibi, afterIbi] = matchIbi(text, shape.length);
-    let modifier = [];
-    let afterModifier = afterIbi;
-    if (shape === ARCHIVE_FILES) {
-      if (!text.startsWith(DOC_FOLDER + "/", afterIbi)) fail(text, afterIbi, "'/doc/' (an Archive's files are col/<IBI>/doc/<file>)");
-      afterModifier = afterIbi + DOC_FOLDER.length;
-    } else {
-      [modifier, afterModifier] = matchModifier(text, afterIbi);
-    }
-    const [filepath, afterPath] = matchPath(text, afterModifier);
-    const pairs = afterPath < text.length ? matchQuery(text, afterPath + 1) : [];
-    const status = onePair(pairs, text, "ibiurl.requireditemstatus");
-    if (status !== null && status.value !== "Original") {
+  function requiredStatus(url, pairs) {
+    const pair = onePair(pairs, url, FACTS.requiredStatus);
+    if (pair === null) return "";
+    if (pair.value !== FACTS.original) {
+      const original = Array.from(FACTS.original);
       let differs = 0;
-      while (differs < status.value.length && status.value[differs] === "Original"[differs]) differs += 1;
-      fail(text, status.positions[differs], "'Original'");
+      while (differs < pair.chars.length && differs < original.length && pair.chars[differs] === original[differs]) differs += 1;
+      fail(url, pair.positions[differs], repr(FACTS.original), WHAT);
     }
-    const verbPair = onePair(pairs, text, "ibiurl.verblist");
-    let verbs = { steps: modifier, fileList: false };
-    if (verbPair !== null) {
-      try {
-        verbs = parseVerbList(verbPair.value, modifier);
-      } catch (error) {
-        if (error instanceof SyntaxProblem) fail(text, verbPair.positions[error.position], error.expected);
-        throw error;
-      }
+    return FACTS.original;
+  }
+
+  function urlVerbs(url, pairs, modifier) {
+    const pair = onePair(pairs, url, FACTS.verbList);
+    if (pair === null) return { steps: modifier, fileList: false };
+    try {
+      return parseVerbList(pair.value, modifier);
+    } catch (error) {
+      if (!(error instanceof SyntaxProblem)) throw error;
+      // a verb list's positions are in UTF-16 units; the pair's, per code point
+      const index = Array.from(pair.value.slice(0, error.position)).length;
+      fail(url, pair.positions[index], error.expected, WHAT);
     }
+  }
+
+  function parseUrl(text) {
+    const url = text.split("#")[0]; // a fragment is the client's: never sent
+    let [, position] = base(url);
+    const shape = SHAPES.concat([ARCHIVE_FILES]).find(function (w) { return url.startsWith(w, position); }) || "";
+    position += shape.length;
+    const [ibi, afterIbi] = urlIbi(url, position);
+    let modifier = [];
+    if (shape === ARCHIVE_FILES) {
+      position = docFolder(url, afterIbi);
+    } else {
+      [modifier, position] = matchSteps(url, afterIbi, MODIFIER, WHAT, ["/", "?"]);
+    }
+    const [filepath, afterPath] = pathAbsolute(url, position);
+    const pairs = afterPath < url.length ? matchQuery(url, afterPath + 1, WHAT) : [];
+    const status = requiredStatus(url, pairs);
+    const verbs = urlVerbs(url, pairs, modifier);
     return {
       ibi: ibi, shape: shape, modifier: modifier, steps: verbs.steps, fileList: verbs.fileList,
-      filepath: filepath, requiredStatus: status !== null ? "Original" : "",
+      filepath: filepath, requiredStatus: status,
     };
   }
 
-  function relationText(steps) {
-    return steps.map(function (s) { return "." + s.kind + (s.param !== null ? "(" + s.param + ")" : ""); }).join("");
+  function ibiStarts(text) {
+    const head = text.split("?")[0];
+    const starts = [0];
+    for (let i = 0; i < head.length; i++) if (":< ".indexOf(head[i]) >= 0) starts.push(i + 1);
+    return starts;
   }
 
-  function modifierText(steps) {
-    return steps.map(function (s) { return MODIFIER[s.kind] + (s.param !== null ? "(" + s.param + ")" : ""); }).join("");
+  /** urls.hint: what text that is no persistent URL probably is ("" if nothing). */
+  function hint(text) {
+    const stripped = text.trim();
+    const doi = DOI.exec(stripped);
+    if (doi !== null) return doi[1] + " is a DOI, not an IBI: it resolves at https://doi.org/" + doi[1];
+    const found = [];
+    for (const start of ibiStarts(text)) {
+      let ibi, end;
+      try {
+        [ibi, end] = matchIbi(text, start);
+      } catch (error) {
+        if (!(error instanceof SyntaxProblem)) throw error;
+        continue;
+      }
+      SERIES_CODE.lastIndex = end;
+      const series = SERIES_CODE.exec(text);
+      if (series !== null) return repr(series[0]) + " is a catalog's series code, not part of the IBI: the IBI is " + ibi.text;
+      found.push(ibi.text);
+    }
+    if (found.length && found[0] !== stripped) return "the IBI in it is " + found[0];
+    let named;
+    try {
+      named = parseUrl(text).ibi.text;
+    } catch (error) {
+      if (!(error instanceof SyntaxProblem)) throw error;
+      return "";
+    }
+    return named !== stripped ? "this is a persistent URL; the IBI it names is " + named : "";
   }
 
-  const RELATION_STEP = /\.(lastedition|translation|metadata)(?:\(([^)]*)\))?/g;
+  /** resolver._iri_to_uri: spaces and non-ASCII percent-encoded as UTF-8. */
+  function iriToUri(text) {
+    if (/^[\x00-\x7f]*$/.test(text) && text.indexOf(" ") < 0) return text;
+    return Array.from(text).map(function (char) {
+      const code = char.codePointAt(0);
+      if (code > 0x20 && code < 0x7f) return char;
+      return Array.from(new TextEncoder().encode(char)).map(function (b) { return "%" + hex(b, 2).toUpperCase(); }).join("");
+    }).join("");
+  }
 
-  function parseRelation(text) {
-    const steps = [];
-    text.replace(RELATION_STEP, function (all, kind, param) {
-      steps.push({ kind: kind, param: param === undefined ? null : param });
-      return all;
-    });
-    return steps;
+  /** urls.parse_persistent_url (no base: the request is the text after the site's). */
+  function parseRequest(text) {
+    const url = iriToUri(text);
+    try {
+      return parseUrl(url);
+    } catch (error) {
+      if (!(error instanceof SyntaxProblem) || error.hint) throw error;
+      throw new SyntaxProblem(url, error.position, error.expected, error.what, hint(url));
+    }
   }
 
   // ------------------------------------------------------------------------------
@@ -382,9 +786,10 @@
     return (fnv1a(key) % Math.pow(16, digits)).toString(16).padStart(digits, "0");
   }
 
-  /** Thrown when the resolution needs a shard not loaded yet: fetch it, then retry. */
-  function NeedShard(name) {
-    this.name = name;
+  /** Thrown when the resolution needs a file of the index not loaded yet ("shards/0a",
+   *  "answers/0a"): fetch index/<file>.json, then retry. */
+  function NeedShard(file) {
+    this.file = file;
   }
 
   function Index(manifest, shards) {
@@ -399,19 +804,31 @@
     });
   }
 
+  /** The value of `key` in the shard of kind `kind` ("shards", "answers"), or `none`. */
+  Index.prototype.lookup = function (kind, key, none) {
+    const file = kind + "/" + shardName(key, this.digits);
+    if (!Object.prototype.hasOwnProperty.call(this.shards, file)) throw new NeedShard(file);
+    const shard = this.shards[file];
+    return Object.prototype.hasOwnProperty.call(shard, key) ? shard[key] : none;
+  };
+
+  /** The item records of `key` (canonical), one per Archive holding it. */
   Index.prototype.records = function (key) {
-    const name = shardName(key, this.digits);
-    if (!Object.prototype.hasOwnProperty.call(this.shards, name)) throw new NeedShard(name);
-    const shard = this.shards[name];
-    return Object.prototype.hasOwnProperty.call(shard, key) ? shard[key] : [];
+    return this.lookup("shards", key, []);
+  };
+
+  /** The precomputed answers of `key`: modifier text -> answer row (core/outcome.py). */
+  Index.prototype.answers = function (key) {
+    return this.lookup("answers", key, {});
   };
 
   function viewItem(view, key) {
     return view.index.records(key).find(function (r) { return r.archive === view.name; }) || null;
   }
 
+  /** sharding.canonical_key: a repository name has four '/'-separated parts, an IBIp two. */
   function isIbip(text) {
-    return text.indexOf(".") < 0; // a repository name always has month.day
+    return text.split("/").length < 4;
   }
 
   function keyOf(text) {
@@ -506,7 +923,7 @@
   function relatedUrl(related, filepath, fileList) {
     if (related.inline) {
       if (fileList || filepath) return null;
-      return (related.owner.urls || {})[related.inline === "oai_dc" ? "oai_dc" : "metadata"] || null;
+      return (related.owner.urls || {})[related.inline === FORMAT ? FORMAT : "metadata"] || null;
     }
     const item = related.item;
     if (item === null || item.state === "Deleted") return null;
@@ -552,15 +969,8 @@
   // ------------------------------------------------------------------------------
   // The resolution process (core/resolution.py)
 
-  const MAX_HOPS = 64;
-  const MESSAGES = {
-    "not-found": "no Archive holds this IBI",
-    "deleted": "the item was deleted",
-    "conflict": "two or more Archives claim the original: they are under suspicion; an investigation is needed",
-    "no-original": "no Archive holds the original of this item",
-    "unavailable": "no Archive can answer this relation of the item",
-    "loop": "the chain of editions or translations loops",
-  };
+  const MAX_HOPS = FACTS.maxHops;
+  const MESSAGES = FACTS.alertMessages;
 
   function alert(name, chain, known) {
     return Object.assign({ url: null, alert: name, archive: null, state: null, ibi: null, chain: chain.slice(), message: MESSAGES[name] }, known || {});
@@ -727,7 +1137,7 @@
       }
       const outcome = fromAnswers(live, steps, languages);
       if (outcome === null) return alert("unavailable", chain, { ibi: text });
-      if (outcome.url !== undefined) return Object.assign(outcome, { chain: chain });
+      if (outcome.url !== undefined) return Object.assign(outcome, { chain: chain, message: "" });
       key = keyOf(outcome.ibi);
       text = outcome.ibi;
       steps = outcome.steps;
@@ -745,9 +1155,46 @@
     return response.json();
   }
 
-  /** Resolve `request` (text after the site's base path), loading shards as needed. */
+  // ------------------------------------------------------------------------------
+  // The precomputed answers first, as resolver.Resolver does
+
+  const PRECOMPUTED = pattern("^(?:" + FACTS.precomputed + ")$");
+
+  /** outcome.from_row: a precomputed answer for the IBI as `asked` (the chain starts with it). */
+  function fromRow(row, asked) {
+    const fields = {};
+    FACTS.answerFields.forEach(function (name, i) { fields[name] = row[i]; });
+    const computedFor = fields.chain;
+    const chain = [asked].concat(computedFor.slice(1));
+    let ibi = fields.ibi;
+    if (fields.alert && fields.alert !== "deleted" && computedFor.length && ibi === computedFor[0]) ibi = asked;
+    return {
+      url: fields.url, alert: fields.alert, archive: fields.archive, address: fields.address,
+      state: fields.state, ibi: ibi, contentType: fields.content_type, relation: fields.relation,
+      chain: chain, message: fields.alert ? MESSAGES[fields.alert] : "",
+    };
+  }
+
+  /** The build's answer for `request`, when it is one of the precomputed forms; else null. */
+  function precomputed(index, request) {
+    const found = PRECOMPUTED.exec(request);
+    if (found === null) return null;
+    const ibi = found.groups.ibi;
+    const row = index.answers(isIbip(ibi) ? ibi.toUpperCase() : ibi.toLowerCase())[found.groups.modifier || ""];
+    return row === undefined ? null : fromRow(row, ibi);
+  }
+
+  /** Resolver.resolve over `index`: the precomputed answer, else the resolution of the
+   *  parsed request (synchronous: throws NeedShard for a file not loaded, SyntaxProblem
+   *  for a request that is no persistent URL). */
+  function resolveText(index, request, languages) {
+    const answer = precomputed(index, request);
+    if (answer !== null) return answer;
+    return resolveParsed(index, parseRequest(request), languages);
+  }
+
+  /** Resolve `request` (text after the site's base path), loading index files as needed. */
   async function resolveRequest(base, request, languages, loaded) {
-    const parsed = parseRequest(request);
     // `loaded` ({manifest, shards}) lets a caller resolving many requests fetch each file once.
     const manifest = loaded && loaded.manifest ? loaded.manifest : await fetchJson(base + "index/manifest.json");
     if (manifest === null) throw new Error("the site has no index/manifest.json");
@@ -755,11 +1202,21 @@
     const index = new Index(manifest, loaded && loaded.shards);
     for (;;) {
       try {
-        return { parsed: parsed, resolution: resolveParsed(index, parsed, languages) };
+        const resolution = resolveText(index, request, languages);
+        return { parsed: parsedOrNull(request), resolution: resolution };
       } catch (error) {
         if (!(error instanceof NeedShard)) throw error;
-        index.shards[error.name] = (await fetchJson(base + "index/shards/" + error.name + ".json")) || {};
+        index.shards[error.file] = (await fetchJson(base + "index/" + error.file + ".json")) || {};
       }
+    }
+  }
+
+  /** The parsed request, for the details shown with an alert. */
+  function parsedOrNull(request) {
+    try {
+      return parseRequest(request);
+    } catch (error) {
+      return null;
     }
   }
 
@@ -792,20 +1249,10 @@
 
   function describeSteps(steps) {
     if (!steps.length) return "the item itself";
-    const nouns = { lastedition: "last edition", translation: "translation", metadata: "metadata" };
-    return steps.slice().reverse().map(function (s) { return nouns[s.kind] + (s.param ? " (" + s.param + ")" : ""); }).join(" of the ");
+    return steps.slice().reverse().map(function (s) { return FACTS.stepNouns[s.kind] + (s.param ? " (" + s.param + ")" : ""); }).join(" of the ");
   }
 
-  const TITLES = {
-    "not-found": "Not found",
-    "deleted": "Deleted item",
-    "conflict": "Conflicting originals",
-    "no-original": "No original",
-    "unavailable": "Not available",
-    "loop": "Loop",
-    "bad-url": "Not a persistent URL",
-    "error": "Resolution failed",
-  };
+  const TITLES = FACTS.alertTitles;
 
   /** Replace the page's <main> with an explanation; every value goes in as text. */
   function explain(main, kind, message, request, details) {
@@ -827,16 +1274,23 @@
     if (input && !input.value) input.defaultValue = details.length && details[0][0] === "IBI" ? details[0][1] : request;
   }
 
+  /** The parts of the message the command line prints for the same request. */
   function syntaxDetails(error) {
     const caret = " ".repeat(error.position) + "^";
-    return [["Request", error.text], ["Where", caret], ["Expected", error.expected + " at character " + (error.position + 1)]];
+    const details = [
+      ["Request", error.text], ["Where", caret],
+      ["Expected", error.expected + " at character " + (error.position + 1) + ", found " + error.found()],
+    ];
+    if (error.hint) details.push(["Hint", error.hint]);
+    return details;
   }
 
   function resolutionDetails(parsed, resolution) {
+    if (parsed === null) return [["Tried", resolution.chain.join(" → ")]];
     const details = [["IBI", parsed.ibi.text], ["Form", parsed.ibi.form === "ibip" ? "IBIp" : "repository name"]];
     if (parsed.steps.length) details.push(["Asked for", describeSteps(parsed.steps)]);
     if (parsed.filepath) details.push(["File", parsed.filepath]);
-    if (parsed.fileList) details.push(["Verb", "GetFileList"]);
+    if (parsed.fileList) details.push(["Verb", FILE_LIST_VERB]);
     if (parsed.requiredStatus) details.push(["Required status", parsed.requiredStatus]);
     if (resolution.chain && resolution.chain.length) details.push(["Tried", resolution.chain.join(" → ")]);
     if (resolution.archive) details.push(["Archive", resolution.archive]);
@@ -871,10 +1325,11 @@
   }
 
   const api = {
-    run: run, parseRequest: parseRequest, resolveParsed: resolveParsed, resolveRequest: resolveRequest,
-    Index: Index, NeedShard: NeedShard, SyntaxProblem: SyntaxProblem, fnv1a: fnv1a, shardName: shardName,
-    matchLanguage: matchLanguage, modifierText: modifierText, safeUrl: safeUrl,
-    LANGUAGES: LANGUAGES, COUNTRIES: COUNTRIES,
+    run: run, parseRequest: parseRequest, resolveParsed: resolveParsed, resolveText: resolveText,
+    resolveRequest: resolveRequest, Index: Index, NeedShard: NeedShard, SyntaxProblem: SyntaxProblem,
+    fnv1a: fnv1a, shardName: shardName, matchLanguage: matchLanguage, modifierText: modifierText,
+    relationText: relationText, parseRelation: parseRelation, safeUrl: safeUrl,
+    browserLanguages: browserLanguages,
   };
   root.ibistatic = api;
   if (typeof module !== "undefined" && module.exports) module.exports = api;
