@@ -29,14 +29,18 @@ shutil.rmtree(items[-1].parent)
 print("removed", items[-1].parent)
 PY
 }
+build() {  # the build's mode and counts (its summary less the time), then the tree's hash
+    (cd "$WORK" && PYTHONPATH=$CODE python3 -m ibistatic build --config "$1" --output "$2" "${@:3}" 2>&1 || true) \
+        | grep '^published' | sed 's/^published [^ ]* //; s/ in [0-9.]* s$//'
+}
 for project in sample synthetic; do
     config=$(ls "$WORK/$project"/*.yaml | head -1)
     out="$WORK/out-$project"
-    (cd "$WORK" && PYTHONPATH=$CODE python3 -m ibistatic build --config "$config" --output "$out" --quiet) || true
+    echo "$project build: $(build "$config" "$out")"
     echo "$project full:   $(python3 "$ROOT/scripts/site_hash.py" "$out")"
     edit "$WORK/$project" > /dev/null
-    (cd "$WORK" && PYTHONPATH=$CODE python3 -m ibistatic build --config "$config" --output "$out" --quiet) || true
+    echo "$project build: $(build "$config" "$out")"
     echo "$project update: $(python3 "$ROOT/scripts/site_hash.py" "$out")"
-    (cd "$WORK" && PYTHONPATH=$CODE python3 -m ibistatic build --config "$config" --output "$out" --quiet --full) || true
+    echo "$project build: $(build "$config" "$out" --full)"
     echo "$project full after the change: $(python3 "$ROOT/scripts/site_hash.py" "$out")"
 done

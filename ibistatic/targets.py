@@ -8,11 +8,11 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from ..archive.load import LoadedArchives
-from ..core.model import Item
-from ..core.properties import ArchiveView
-from ..core.relations import Relation, compositions, modifier_text, parse_modifier, relation_to_verb_list
-from ..core.resolution import Resolution, resolve
+from .archive.load import LoadedArchives
+from .core.model import Item
+from .core.properties import ArchiveView
+from .core.relations import Relation, compositions, modifier_text, parse_modifier, relation_to_verb_list
+from .core.resolution import Resolution, resolve
 
 __all__ = ["DEFAULT_MODIFIERS", "PageTarget", "PublishedUrl", "published_url", "emitted_modifiers", "page_targets", "item_languages"]
 
