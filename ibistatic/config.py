@@ -24,7 +24,7 @@ from .errors import ConfigError
 __all__ = ["SiteConfig", "load_config", "load_command_config", "find_config", "bundled_sample_config", "CONFIG_NAME"]
 
 CONFIG_NAME = "ibistatic.yaml"
-KNOWN_KEYS = ("site-url", "archives", "output", "modifiers", "catalog", "cache", "redirect-files")
+KNOWN_KEYS = ("site-url", "archives", "output", "modifiers", "catalog", "cache")
 
 
 @dataclass(frozen=True)

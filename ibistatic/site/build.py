@@ -27,9 +27,9 @@ from ..store.files import Files, File, Notice, Tree, digest
 from ..store.layout import check_output, live_generation
 from ..store.store import Store
 from ..targets import page_targets
-from . import pages
+from . import outputs, pages
 from .facts import Facts, carried_digests, facts_of, fold_facts
-from .outputs import ITEM_OUTPUTS, SITE_OUTPUTS, ItemContext, SiteContext
+from .outputs import ItemContext, SiteContext
 from .plan import Plan, last_published, plan_build
 from .state import State, fingerprint, load_state, save_state
 
@@ -118,7 +118,7 @@ def _render_share(config, site, loaded, plan: Plan, keys: list[str], files: File
     targets = _resolved(config, loaded, plan, keys, tick)
     context = ItemContext(config, site, loaded, keys, targets)
     facts = facts_of(loaded, plan, targets)
-    for output in ITEM_OUTPUTS:
+    for output in outputs.ITEM_OUTPUTS:
         for file in output.files(plan, context):
             if _put(files, file) and output.remembered:
                 facts.item_files.setdefault(file.owner, []).append(file.path)
@@ -160,7 +160,7 @@ class _SiteMade:
 
 def _render_site(plan: Plan, context: SiteContext, store: Store) -> _SiteMade:
     made = _SiteMade()
-    for output in SITE_OUTPUTS:
+    for output in outputs.SITE_OUTPUTS:
         for thing in output.files(plan, context):
             if isinstance(thing, Notice):
                 made.notices.append(thing.text)
