@@ -88,10 +88,10 @@ def publish(config: SiteConfig, loaded: LoadedArchives, last: State | None, prog
         publication, removed = store.commit()
     store.finish(publication)
     state.generation, state.spare, state.behind = publication.generation, publication.spare, publication.behind
-    state.digests, state.site_files, state.checksums = store.digests, made.site_files, made.checksums
+    state.digests, state.site_files, state.checksums = store.digests, tuple(made.site_files), made.checksums
     report = BuildReport(
         output=config.output, items=sum(len(v) for v in state.items.values()), keys=len(state.records),
-        pages=item_pages + made.pages, written=store.files.written, removed=removed,
+        pages=item_pages + made.pages, written=store.written, removed=removed,
         problems=loaded.problems, mode=plan.describe(), warnings=made.notices,
     )
     return report, state

@@ -75,6 +75,11 @@ class Store:
     def digests(self) -> dict[str, bytes]:
         return self.files.digests
 
+    @property
+    def written(self) -> int:
+        """Files written so far (every file of a full build)."""
+        return self.files.written
+
     def render(self, keys: list[str], work: Callable[[list[str], Files, Callable[[], None]], Result], progress) -> Iterator[Result]:
         """`work(keys, files, tick)` over `keys`: in forked processes when there are many
         and the files go straight to disk, else here; `tick()` once per key done.  Yields
