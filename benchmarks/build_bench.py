@@ -97,9 +97,13 @@ def _say(text: str) -> None:
 
 
 def _fresh(*paths: Path) -> None:
-    """Remove earlier outputs, then flush dirty pages so the next timing starts clean."""
+    """Remove earlier outputs (an output is a link to its generations, beside it), then
+    flush dirty pages so the next timing starts clean."""
     for path in paths:
-        if path.is_dir():
+        if path.is_symlink():
+            path.unlink()
+            shutil.rmtree(path.parent / f".{path.name}.ibistatic", ignore_errors=True)
+        elif path.is_dir():
             shutil.rmtree(path)
         elif path.exists():
             path.unlink()
