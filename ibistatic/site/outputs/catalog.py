@@ -7,7 +7,6 @@ from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
 
-from ...catalog.publish import build_catalog
 from ...store.files import Tree
 
 
@@ -22,6 +21,8 @@ class Catalog:
 
 
 def _build(context, folder: Path) -> None:
+    from ...catalog.publish import build_catalog  # mkdocs is loaded only for a catalog
+
     context.log(f"catalog: {build_catalog(context.config, folder)} pages")
 
 
