@@ -97,9 +97,13 @@ def _say(text: str) -> None:
 
 
 def _fresh(*paths: Path) -> None:
-    """Remove earlier outputs, then flush dirty pages so the next timing starts clean."""
+    """Remove earlier outputs (an output is a link to its generations, beside it), then
+    flush dirty pages so the next timing starts clean."""
     for path in paths:
-        if path.is_dir():
+        if path.is_symlink():
+            path.unlink()
+            shutil.rmtree(path.parent / f".{path.name}.ibistatic", ignore_errors=True)
+        elif path.is_dir():
             shutil.rmtree(path)
         elif path.exists():
             path.unlink()
@@ -335,23 +339,22 @@ def profile_build(project: Path, output: Path, top: int = 15) -> None:
     """An in-process full build under cProfile, into a fresh output and cache."""
     from ibistatic.config import load_config
     from ibistatic.site.build import build_site
-
-    from ibistatic.site import publish
+    from ibistatic.store import store
 
     _fresh(output, output.parent / f".{output.name}.ibistatic-cache")
     config = load_config(project / "ibistatic.yaml", output=output)
     # Forked workers' time would show as the parent waiting on a lock: keep every page
     # in this process (a module setting; the library's code is unchanged).
-    saved = getattr(publish, "PARALLEL_ITEMS", None)
+    saved = getattr(store, "PARALLEL_ITEMS", None)
     if saved is not None:
-        publish.PARALLEL_ITEMS = sys.maxsize
-        _say(f"  (publish.PARALLEL_ITEMS {saved:,} -> {sys.maxsize}: one process, so the profile sees the pages)")
+        store.PARALLEL_ITEMS = sys.maxsize
+        _say(f"  (store.PARALLEL_ITEMS {saved:,} -> {sys.maxsize}: one process, so the profile sees the pages)")
     profiler = cProfile.Profile()
     try:
         report = profiler.runcall(build_site, config, full=True)
     finally:
         if saved is not None:
-            publish.PARALLEL_ITEMS = saved
+            store.PARALLEL_ITEMS = saved
     _say(f"  {report.summary()}")
     stats = pstats.Stats(profiler, stream=sys.stdout)
     stats.sort_stats("cumulative").print_stats(top)

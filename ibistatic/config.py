@@ -215,7 +215,7 @@ def _validated(path: Path, raw: dict, output: str | Path | None) -> SiteConfig:
 
 def _output_path(path: Path) -> Path:
     """`path` made absolute with its folders' links resolved, but not its own: the
-    output is a link to the live generation of the site (site/outputs.py)."""
+    output is a link to the live generation of the site (store/layout.py)."""
     path = Path(os.path.abspath(path))
     return path.parent.resolve() / path.name if path.name else path
 

@@ -2,7 +2,7 @@
 
 File events (watchdog; inotify on Linux, or polling for network file systems) only say
 *that* something changed: each republish is the same incremental build as
-``ibistatic build`` (see site/publish.py), run on fresh input, so a watched site always
+``ibistatic build`` (see site/build.py), run on fresh input, so a watched site always
 equals a full build of the same trees.  The loop:
 
 - waits until events have been quiet for `debounce` seconds and every file they named
@@ -39,8 +39,8 @@ from watchdog import events as fs_events
 from . import forked
 from .config import SiteConfig
 from .errors import IbistaticError
-from .site.outputs import check_output
-from .site.publish import BuildReport, Publisher
+from .store.layout import check_output
+from .site.build import BuildReport, Publisher
 
 __all__ = ["Watcher"]
 

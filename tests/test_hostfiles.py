@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from ibistatic.config import SiteConfig, load_config
 from ibistatic.core.identifiers import ibi_key, parse_ibi
 from ibistatic.resolver import Resolver
-from ibistatic.site.targets import PublishedUrl
+from ibistatic.targets import PublishedUrl
 from ibistatic.site.build import build_site
 from ibistatic.site.hostfiles import (
     HostRule,
@@ -374,7 +374,7 @@ def test_fabricated_ibis_are_valid():
 def test_published_urls_take_the_canonical_case_from_their_item(tmp_path):
     from archive_factory import write_archive, write_item
     from ibistatic.archive.load import load_archives
-    from ibistatic.site.targets import page_targets, published_url
+    from ibistatic.targets import page_targets, published_url
 
     root = write_archive(tmp_path / "a", "a.example.org", "example.org/a/2020/01.01.00.00")
     write_item(root, "SID.INPE.BR/Rep/2020/01.02.03.04", state="Original", ibip="8jmkd3mgp8w/abcdef")  # neither form canonical

@@ -8,7 +8,7 @@ from archive_factory import write_archive, write_item
 from ibistatic.archive.load import load_archives
 from ibistatic.core.languages import LANGUAGES
 from ibistatic.core.relations import modifier_text, parse_modifier
-from ibistatic.site.targets import all_modifiers, page_targets
+from ibistatic.targets import all_modifiers, page_targets
 
 SITE_URL = "https://ibi.example.org/"
 SERVICE = "example.org/a/2020/01.01.00.00"

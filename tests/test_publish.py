@@ -102,8 +102,8 @@ def test_updates_equal_full_builds(tmp_path):
 def test_a_state_of_another_generation_leads_to_a_full_build(tmp_path):
     """An update killed after it pointed the output at its new generation but before it
     saved its state: the state describes the tree before, so the next build is full."""
-    from ibistatic.site.outputs import generations, live_generation
-    from ibistatic.site.swap import clone_tree, point
+    from ibistatic.store.layout import generations, live_generation
+    from ibistatic.store.swap import clone_tree, point
 
     config = load_config(make_project(tmp_path))
     build_site(config)
@@ -163,7 +163,7 @@ def test_a_failed_targeted_update_is_not_forgotten(tmp_path, monkeypatch):
     """Watch mode re-reads only the paths that changed. When a republish fails midway,
     the next one must read everything: the changes of the failed one are not in its paths."""
     from ibistatic.deposit import deposit
-    from ibistatic.site.publish import Publisher
+    from ibistatic.site.build import Publisher
 
     config = load_config(make_project(tmp_path))
     publisher = Publisher(config, keep_last_good=True)
@@ -171,17 +171,17 @@ def test_a_failed_targeted_update_is_not_forgotten(tmp_path, monkeypatch):
     publisher.build()
     archive = tmp_path / "archives" / "mtc-m16d"
     first = deposit(archive, [Path(__file__)], host="mtc-m19.sid.inpe.br")
-    import ibistatic.site.publish as publish
+    import ibistatic.site.plan as plan
 
-    original = publish._patched_references
+    original = plan.patched_references
 
     def fail(*args, **kwargs):  # before the update marks the output (its journal file)
         raise MemoryError
 
-    monkeypatch.setattr(publish, "_patched_references", fail)
+    monkeypatch.setattr(plan, "patched_references", fail)
     with pytest.raises(MemoryError):
         publisher.build(changed_paths={str(archive / first.repository)})
-    monkeypatch.setattr(publish, "_patched_references", original)
+    monkeypatch.setattr(plan, "patched_references", original)
     second = deposit(archive, [Path(__file__)], host="mtc-m19.sid.inpe.br")
     publisher.build(changed_paths={str(archive / second.repository)})
     assert (config.output / first.repository / "index.html").exists()

@@ -18,7 +18,7 @@ import yaml
 from ibistatic.config import load_config
 from ibistatic.errors import OutputError, PublishError
 from ibistatic.site.build import build_site
-from ibistatic.site.outputs import MARKER, MARKER_TEXT, generations, live_generation
+from ibistatic.store.layout import MARKER, MARKER_TEXT, generations, live_generation
 
 from conftest import SAMPLE
 

@@ -80,7 +80,7 @@ def test_archive_service_answers(server):
 def test_reloads_when_the_index_is_rebuilt(server, tmp_path):
     from archive_factory import write_archive, write_item
     from ibistatic.archive.load import load_archives
-    from ibistatic.site.swap import publish_tree
+    from ibistatic.store.swap import publish_tree
 
     srv, index = server
     assert get(srv, "/example.org/new/2020/01.02.03.04")[0] == 404

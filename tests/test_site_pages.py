@@ -25,7 +25,7 @@ from ibistatic.resolver import Resolver
 from ibistatic.site.pages import (
     DC_ELEMENTS,
     SITE_SRC,
-    _check_relative,
+    check_relative,
     base_path,
     facts_script,
     oai_dc_elements,
@@ -33,7 +33,7 @@ from ibistatic.site.pages import (
     script_json,
     site_file,
 )
-from ibistatic.site.targets import page_targets
+from ibistatic.targets import page_targets
 from site_helpers import SAMPLE, SITE_URL, build, tree_bytes, write_config
 
 OAI_DC = "http://www.openarchives.org/OAI/2.0/oai_dc/"
@@ -565,11 +565,11 @@ def test_two_builds_give_identical_trees(tmp_path):
 
 
 def test_two_processes_write_the_same_pages(tmp_path, monkeypatch):
-    from ibistatic.site import publish
     from ibistatic.site.build import build_site
+    from ibistatic.store import store
 
     serial = build_site(load_config(write_config(tmp_path / "one", [SAMPLE / "mtc-m16c", SAMPLE / "mtc-m16d"], modifiers="all")), full=True)
-    monkeypatch.setattr(publish, "PARALLEL_ITEMS", 1)  # fork even for the small sample
+    monkeypatch.setattr(store, "PARALLEL_ITEMS", 1)  # fork even for the small sample
     forked = build_site(load_config(write_config(tmp_path / "two", [SAMPLE / "mtc-m16c", SAMPLE / "mtc-m16d"], modifiers="all")), full=True)
     assert serial.pages == forked.pages > 900
     one, two = tree_bytes(tmp_path / "one" / "site"), tree_bytes(tmp_path / "two" / "site")
@@ -595,7 +595,7 @@ def testsite_file(url, expected):
 @pytest.mark.parametrize("relative", ["../x/index.html", "a/../../x", "a//b", "/etc/passwd", "a/./b", "a\\b"])
 def test_writing_outside_the_site_is_refused(relative):
     with pytest.raises(IbistaticError) as error:
-        _check_relative(relative)
+        check_relative(relative)
     assert str(error.value) == f"refusing to write {relative!r}: expected a path inside the site (no empty, '.' or '..' segment, no backslash or NUL)"
 
 

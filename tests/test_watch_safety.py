@@ -239,7 +239,7 @@ def test_watch_never_forks_while_its_threads_run(tmp_path, monkeypatch):
         return available()
 
     monkeypatch.setattr(forked, "available", spy)
-    monkeypatch.setattr("ibistatic.site.publish.PARALLEL_ITEMS", 1)  # forking would be worth it
+    monkeypatch.setattr("ibistatic.store.store.PARALLEL_ITEMS", 1)  # forking would be worth it
     monkeypatch.setattr("ibistatic.archive.crawl.PARALLEL_REPOSITORIES", 1)
     config = load_config(make_project(tmp_path))
     watching = Watching(config)

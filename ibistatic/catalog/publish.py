@@ -19,7 +19,7 @@ from mkdocs.exceptions import MkDocsException
 
 from ..config import SiteConfig
 from ..errors import ConfigError
-from ..site.swap import publish_tree, staging_path
+from ..store.swap import publish_tree, staging_path
 
 __all__ = ["build_catalog", "catalog_mkdocs_config"]
 

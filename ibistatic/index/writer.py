@@ -136,7 +136,7 @@ def write_index(loaded: LoadedArchives, directory: Path | str, targets=None) -> 
     directory = Path(directory)
     records = _records_by_key(loaded)
     if targets is None:
-        from ..site.targets import page_targets
+        from ..targets import page_targets
 
         targets = page_targets(loaded)
     answers = {key: dumps(value) for key, value in precomputed_answers(targets).items()}

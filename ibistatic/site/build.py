@@ -1,11 +1,62 @@
-"""``ibistatic build``: crawl, check, publish the index and the site (see .publish)."""
+"""``ibistatic build``: the build as one pipeline (docs/architecture.md).
+
+    load -> plan -> render the items -> render the site -> store
+
+:func:`publish` reads top to bottom: the plan (site.plan, pure) says which items are
+rendered again and whether the build is full or an update; each item output, then each
+site output (site.outputs) makes its files; the store (ibistatic.store) writes those whose
+bytes changed into a generation nobody serves and publishes it atomically.  What the
+build learns (site.facts) is folded into the state (site.state) for the next update.
+:class:`Publisher` keeps the state and the crawl between builds (watch mode).
+"""
 
 from __future__ import annotations
 
-from ..config import SiteConfig
-from .publish import BuildReport, Publisher
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
 
-__all__ = ["BuildReport", "build_site"]
+from ..archive.crawl import CrawlCache
+from ..archive.load import LoadedArchives, load_archives, reload_repositories
+from ..config import SiteConfig
+from ..errors import Problem
+from ..progress import Progress
+from ..store.files import Files, File, Notice, Tree, digest
+from ..store.layout import check_output, live_generation
+from ..store.store import Store
+from ..targets import page_targets
+from . import outputs, pages
+from .facts import Facts, carried_digests, facts_of, fold_facts
+from .outputs import ItemContext, SiteContext
+from .plan import Plan, last_published, plan_build
+from .state import State, fingerprint, load_state, save_state
+
+__all__ = ["BuildReport", "Publisher", "build_site", "publish"]
+
+
+@dataclass
+class BuildReport:
+    output: Path
+    items: int
+    keys: int
+    pages: int
+    written: int = 0  # files written (all of them for a full build)
+    removed: int = 0
+    problems: list[Problem] = field(default_factory=list)
+    seconds: float = 0.0
+    mode: str = "full"
+    warnings: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        errors = sum(1 for p in self.problems if p.severity == "error")
+        warnings = len(self.problems) - errors + len(self.warnings)  # host-file warnings are printed too
+        return (
+            f"published {self.output} ({self.mode}): {self.items} items, {self.keys} IBIs, "
+            f"{self.pages} pages, {self.written} files written, {self.removed} removed, "
+            f"{errors} errors, {warnings} warnings in {self.seconds:.2f} s"
+        )
 
 
 def build_site(config: SiteConfig, *, log=None, full: bool = False, progress=None) -> BuildReport:
@@ -13,3 +64,232 @@ def build_site(config: SiteConfig, *, log=None, full: bool = False, progress=Non
     this output, else a whole new tree swapped in atomically (always with `full`).
     `progress`: an ibistatic.progress.Progress (default: none drawn)."""
     return Publisher(config, log, progress=progress).build(full=full)
+
+
+# -- the pipeline -------------------------------------------------------------------------
+
+
+def publish(config: SiteConfig, loaded: LoadedArchives, last: State | None, progress: Progress, log: Callable[[str], None]) -> tuple[BuildReport, State]:
+    """Publish `loaded` as an update of the site `last` describes (None: a full build);
+    returns the report and the state of what is now published."""
+    plan = plan_build(loaded, last)
+    state = last if not plan.full else State(fingerprint(config, loaded), {}, {}, {}, {}, {}, plan.digits)
+    site = pages.Site(config)
+    with _open_store(config.output, plan, state) as store:
+        progress.phase("resolving and rendering", len(plan.rendered()))
+        facts = _render_items(config, site, loaded, plan, store, progress)
+        store.carry(carried_digests(state, plan.affected))  # the pages no change reached
+        item_pages = len(store.digests)  # every file so far is an item's page
+        touched = fold_facts(loaded, state, plan, facts)
+        del facts  # in the state now
+        progress.phase("index and site-wide files")
+        context = _site_context(config, site, loaded, state, touched, log)
+        made = _render_site(plan, context, store)
+        publication, removed = store.commit()
+    store.finish(publication)
+    state.generation, state.spare, state.behind = publication.generation, publication.spare, publication.behind
+    state.digests, state.site_files, state.checksums = store.digests, tuple(made.site_files), made.checksums
+    report = BuildReport(
+        output=config.output, items=sum(len(v) for v in state.items.values()), keys=len(state.records),
+        pages=item_pages + made.pages, written=store.written, removed=removed,
+        problems=loaded.problems, mode=plan.describe(), warnings=made.notices,
+    )
+    return report, state
+
+
+def _open_store(output: Path, plan: Plan, state: State) -> Store:
+    if plan.full:
+        return Store.full(output)
+    return Store.update(output, state.publication(), state.digests)
+
+
+def _render_items(config, site, loaded, plan: Plan, store: Store, progress) -> Facts:
+    """The item outputs of the plan's rendered items (in forked workers when many)."""
+    facts = Facts()
+    work = partial(_render_share, config, site, loaded, plan)
+    for part in store.render(plan.rendered(), work, progress):
+        facts.merge(part)
+        del part  # before the next is read: one worker's result at a time in memory
+    return facts
+
+
+def _render_share(config, site, loaded, plan: Plan, keys: list[str], files: Files, tick) -> Facts:
+    """Resolve the items `keys`, put their outputs' files into `files`; returns their facts."""
+    targets = _resolved(config, loaded, plan, keys, tick)
+    context = ItemContext(config, site, loaded, keys, targets)
+    facts = facts_of(loaded, plan, targets)
+    for output in outputs.ITEM_OUTPUTS:
+        for file in output.files(plan, context):
+            if _put(files, file) and output.remembered:
+                facts.item_files.setdefault(file.owner, []).append(file.path)
+    return facts
+
+
+def _resolved(config, loaded, plan: Plan, keys: list[str], tick) -> dict[str, list]:
+    """repository key -> its PageTargets (its persistent URLs, resolved), in order."""
+    targets: dict[str, list] = {}
+    first_holders = [plan.items[key][0][0] for key in keys]
+    for target in page_targets(loaded, config.modifiers, loaded.views(), first_holders=first_holders):
+        key = target.item.key
+        if key not in targets:
+            tick()
+            targets[key] = []
+        targets[key].append(target)
+    return targets
+
+
+def _put(files, file: File) -> bool:
+    pages.check_relative(file.path)  # never a path out of the site, whatever an archive holds
+    return files.put(file)
+
+
+def _site_context(config, site, loaded, state: State, touched: set[str], log) -> SiteContext:
+    published = [url for key in sorted(state.published) for url in state.published[key]]
+    return SiteContext(config, site, loaded, state, published, frozenset(touched), log)
+
+
+@dataclass
+class _SiteMade:
+    """What the site outputs made, for the state and the report."""
+
+    pages: int = 0
+    site_files: list[str] = field(default_factory=list)  # what an update makes again whole
+    checksums: dict[str, str] = field(default_factory=dict)  # index file -> its sha256
+    notices: list[str] = field(default_factory=list)
+
+
+def _render_site(plan: Plan, context: SiteContext, store: Store) -> _SiteMade:
+    made = _SiteMade()
+    for output in outputs.SITE_OUTPUTS:
+        for thing in output.files(plan, context):
+            if isinstance(thing, Notice):
+                made.notices.append(thing.text)
+            elif isinstance(thing, Tree):
+                store.add_tree(thing)
+            elif _put(store, thing):
+                made.pages += output.pages
+                made.site_files.append(thing.path)
+                if thing.checksum is not None:
+                    made.checksums[thing.path] = thing.checksum
+    return made
+
+
+# -- between builds -----------------------------------------------------------------------
+
+
+class Publisher:
+    """Publishes one configuration; keeps the last build's state for the next update."""
+
+    def __init__(self, config: SiteConfig, log: Callable[[str], None] | None = None, keep_last_good: bool = True, progress=None) -> None:
+        self.config = config
+        self.progress = progress or Progress(enabled=False)
+        #: an item whose descriptor turns invalid keeps what the last build of this
+        #: output published of it (False: it is left out, as on a first build)
+        self.keep_last_good = keep_last_good
+        self.log = log or (lambda message: None)
+        self.cache = CrawlCache(config.cache_dir / "crawl.pickle")
+        self.state: State | None = None
+        self._state_path = config.cache_dir / "site-state.pickle"
+        self._loaded: LoadedArchives | None = None  # the last crawl, for targeted re-reads
+        #: write the state file after every build; watch keeps it in memory and saves on stop
+        self.persist = True
+        self._warnings: list[str] = []  # about the state file, for the next report
+
+    def build(self, full: bool = False, changed_paths: set[str] | None = None) -> BuildReport:
+        """Update in place when the last build's state matches the output, else build whole.
+
+        `changed_paths` (watch mode): the files and folders that changed since the last
+        build of this Publisher; only the repositories they name are read again.
+        """
+        started = time.perf_counter()
+        check_output(self.config)
+        loaded = self._load(full, changed_paths)
+        try:
+            last = None if full else self._usable_state(loaded)
+            report, self.state = publish(self.config, loaded, last, self.progress, self.log)
+            if self.persist:
+                self._warn(save_state(self._state_path, self.state))
+        except BaseException:
+            # the state no longer matches this crawl: the next build must read everything
+            # (a targeted re-read would only see the paths changed after this failure), and
+            # it may be half updated: the next build reads the saved one, or builds whole
+            self._loaded = None
+            self.state = None
+            raise
+        self.progress.finish()
+        if self.persist:
+            self.cache.save()
+        report.warnings.extend(self.cache.warnings + self._warnings)
+        self.cache.warnings, self._warnings = [], []
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def _load(self, full: bool, changed_paths: set[str] | None) -> LoadedArchives:
+        """The Archives: only the repositories under `changed_paths` read again when the
+        last crawl is at hand, else all of them (the crawl cache skips unchanged ones)."""
+        previous = self._previous_state()
+        last_good = self._last_good if self.keep_last_good and previous is not None else None
+        last_archive = self._last_archive if last_good is not None else None
+        # a newcomer never takes an IBI this output published (ibistatic.core.storage)
+        published = last_published(previous.items) if previous is not None else None
+        self.progress.phase("crawling archives")
+        loaded = None
+        if changed_paths is not None and not full and self._loaded is not None:
+            # None when a path needs a whole crawl (an archive.yaml, a path outside every archive)
+            loaded = reload_repositories(self._loaded, changed_paths, self.cache, last_good, published)
+        if loaded is None:
+            loaded = load_archives(
+                self.config.archives, self.config.site_url, self.cache, progress=self.progress.advance,
+                last_good=last_good, published=published, last_archive=last_archive,
+            )
+        self._loaded = loaded
+        return loaded
+
+    def _usable_state(self, loaded: LoadedArchives) -> State | None:
+        state = self.state or self._read_state()
+        output = self.config.output
+        if state is None or not state.generation or live_generation(output) != state.generation:
+            return None  # nothing to compare with, or the live tree is not what it describes
+        if state.fingerprint != fingerprint(self.config, loaded):
+            return None
+        manifest = output / "index" / "manifest.json"
+        if not manifest.is_file() or digest(manifest.read_bytes()) != state.digests.get("index/manifest.json"):
+            return None  # the output is not what this state published
+        return state
+
+    def save_state(self) -> None:
+        """Write the crawl cache and the last build's state (watch mode, on stop)."""
+        self.cache.save()
+        if self.state is not None:
+            self._warn(save_state(self._state_path, self.state))
+
+    def _previous_state(self) -> State | None:
+        """What the last build of this output published (kept in memory, else read from
+        the cache folder, so it holds across restarts); None before a first build."""
+        if self.state is None:
+            self.state = self._read_state()
+        if self.state is None or self.state.fingerprint[2] != str(self.config.output):
+            return None  # fingerprint[2]: the output it was published to
+        return self.state
+
+    def _read_state(self) -> State | None:
+        state, warning = load_state(self._state_path)
+        self._warn(warning)
+        return state
+
+    def _warn(self, warning: str | None) -> None:
+        if warning is not None:
+            self._warnings.append(warning)
+
+    def _last_archive(self, name: str):
+        """The ArchiveInfo and items the last build published of Archive `name`, or None."""
+        info = next((info for info in self.state.infos if info.name == name), None)
+        if info is None:
+            return None
+        return info, [item for held in self.state.items.values() for item, _ in held if item.archive == name]
+
+    def _last_good(self, archive: str, key: str):
+        for item, _ in self.state.items.get(key, ()):
+            if item.archive == archive:
+                return item
+        return None

@@ -114,7 +114,7 @@ def _rule(published) -> HostRule | None:
 
 def host_rules(published: Iterable) -> list[HostRule]:
     """The rules every host file lists, sorted by path, from the published URLs
-    (:class:`~ibistatic.site.targets.PublishedUrl`): for each its written spelling and,
+    (:class:`~ibistatic.targets.PublishedUrl`): for each its written spelling and,
     when it differs, the canonical case of its IBI (first rule wins)."""
     rules: dict[str, HostRule] = {}
     for url in published:

@@ -41,13 +41,14 @@ from ..errors import IbistaticError
 
 __all__ = [
     "SITE_SRC",
+    "check_relative",
     "DC_ELEMENTS",
     "SITEMAP_LIMIT",
     "ALERT_TEXTS",
     "Site",
     "target_page",
     "item_pages",
-    "site_wide_pages",
+    "special_pages",
     "landing",
     "sitemaps",
     "site_file",
@@ -114,7 +115,7 @@ def _environment(source: Path) -> jinja2.Environment:
     )
 
 
-def _check_relative(relative: str) -> None:
+def check_relative(relative: str) -> None:
     """A path inside the output: no empty, '.' or '..' segment, no backslash or NUL."""
     segments = relative.split("/")
     if any(s in ("", ".", "..") for s in segments) or "\\" in relative or "\x00" in relative:
@@ -246,25 +247,6 @@ def target_page(site: Site, target) -> str:
     return site.fill("alert.html", _ALERT_FIELDS, context, {"chain": context["chain"], "archive": resolution.archive})
 
 
-def _item_pages(site: Site, loaded, writer) -> int:
-    """Metadata pages (inline dublin-core) and file lists of every item, first holder first."""
-    views = {view.info.name: view for view in loaded.views()}
-    written = 0
-    for item in loaded.holdings.all_items():
-        if item.state == "Deleted":
-            continue
-        urls = item_urls(views[item.archive], item)
-        common = {
-            "repository": item.repository.text,
-            "title": item.title(),
-            "persistent": persistent_url(site.site_url, item.repository.text),
-            "archive": item.archive,
-        }
-        written += _file_list(site, writer, item, urls, common)
-        written += _metadata(site, writer, item, urls, common)
-    return written
-
-
 def _file_list(site: Site, writer, item, urls: dict, common: dict) -> int:
     relative = site_file(site.site_url, urls.get("list"))
     if relative is None:
@@ -361,8 +343,7 @@ def item_pages(site: Site, writer, item, urls: dict) -> None:
     _metadata(site, writer, item, urls, common)
 
 
-def site_wide_pages(site: Site, loaded, published: Sequence, writer) -> None:
-    """404.html, the landing page and the sitemap(s), given every PublishedUrl."""
+def special_pages(site: Site, loaded, published: Sequence, writer) -> None:
+    """404.html and the landing page, given every PublishedUrl."""
     writer.write("404.html", site.render("404.html", config=script_json({"base": site.base, "site": site.site_url})))
     writer.write("index.html", landing(site, loaded, published))
-    sitemaps(site, published, writer, SITEMAP_LIMIT)

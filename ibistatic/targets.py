@@ -8,11 +8,11 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from ..archive.load import LoadedArchives
-from ..core.facts import FORMATS
-from ..core.model import Item
-from ..core.properties import ArchiveView
-from ..core.relations import (
+from .archive.load import LoadedArchives
+from .core.facts import FORMATS
+from .core.model import Item
+from .core.properties import ArchiveView
+from .core.relations import (
     METADATA,
     TABLE_6_2,
     TRANSLATION,
@@ -22,7 +22,7 @@ from ..core.relations import (
     parse_modifier,
     relation_to_verb_list,
 )
-from ..core.resolution import Resolution, resolve
+from .core.resolution import Resolution, resolve
 
 __all__ = [
     "DEFAULT_MODIFIERS", "PageTarget", "PublishedUrl", "all_modifiers", "published_url", "emitted_modifiers",

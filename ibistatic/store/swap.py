@@ -1,6 +1,6 @@
 """Replacing a published tree atomically.
 
-The site's output is a link to a generation (site/outputs.py): :func:`point` turns it to
+The site's output is a link to a generation (store/layout.py): :func:`point` turns it to
 another one with one ``rename`` of a new link over the old, so at every instant the
 output path is either the whole previous site or the whole new one.  The first build
 over a plain folder (a site of an older version) exchanges the folder and the link with

@@ -1,0 +1,76 @@
+"""The outputs of a build: each one module behind :class:`Output`, listed once below.
+
+An output says which files of the site it makes from the build's plan and a context; the
+store (ibistatic.store) decides whether and how they are written.  *Item outputs* make the
+pages of the items a build renders (in forked workers for a large site; their context
+holds those items' resolved persistent URLs); *site outputs* make the files of the whole
+site afterwards (their context holds what the state knows of every item).  Adding an
+output kind is one new module and one line here (docs/architecture.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Protocol
+
+from ...archive.load import LoadedArchives
+from ...config import SiteConfig
+from ...store.files import File, Notice, Tree
+from ..pages import Site
+from ..plan import Plan
+from ..state import State
+from . import assets, catalog, host_files, index_files, item_pages, redirect_pages, site_pages, sitemap
+
+__all__ = ["Output", "ItemContext", "SiteContext", "ITEM_OUTPUTS", "SITE_OUTPUTS", "File", "Tree", "Notice"]
+
+
+@dataclass(frozen=True)
+class ItemContext:
+    """What an item output renders from: a share of the plan's rendered items."""
+
+    config: SiteConfig
+    site: Site
+    loaded: LoadedArchives
+    keys: list[str]  # the repositories of this share, sorted
+    targets: dict[str, list]  # repository key -> its PageTargets (ibistatic.targets), in order
+
+
+@dataclass(frozen=True)
+class SiteContext:
+    """What a site output renders from: the whole site as the state now knows it."""
+
+    config: SiteConfig
+    site: Site
+    loaded: LoadedArchives
+    state: State  # its tables already those of this build (site.facts.fold_facts)
+    published: list  # every PublishedUrl, by repository key
+    touched: frozenset[str]  # the index shards whose contents changed
+    log: Callable[[str], None]
+
+
+class Output(Protocol):
+    #: what it makes, for people (docs, errors)
+    name: str
+    #: its files are pages (counted in the build's report)
+    pages: bool
+    #: the state remembers which files of each item it made (an update re-makes or
+    #: removes them); the persistent-URL pages are known from the published URLs instead
+    remembered: bool
+
+    def files(self, plan: Plan, context) -> Iterable[File | Tree | Notice]:
+        """The files, trees and notices of this output, one at a time."""
+        ...
+
+
+#: rendered for each item of the plan, in this order (the first file of a path wins)
+ITEM_OUTPUTS: tuple[Output, ...] = (redirect_pages.OUTPUT, item_pages.OUTPUT)
+#: rendered once for the whole site, after the items, in this order
+SITE_OUTPUTS: tuple[Output, ...] = (
+    index_files.OUTPUT,
+    site_pages.OUTPUT,
+    sitemap.OUTPUT,
+    host_files.OUTPUT,
+    assets.OUTPUT,
+    catalog.OUTPUT,
+)

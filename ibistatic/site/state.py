@@ -1,0 +1,87 @@
+"""What a build remembers for the next one (the *state*), saved in the cache folder.
+
+The state describes the live generation: every item published, the pages each one has,
+the index records and precomputed answers (packed: ibistatic.store.files.pack), the
+digest of every file.  An update compares with it; when it does not describe the live
+tree (another output, other templates, a tree changed behind its back) the build is full.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+
+from ..archive.load import LoadedArchives
+from ..config import SiteConfig
+from ..pickles import Untrusted, load_sealed, save_sealed
+from ..store.generations import Publication
+from . import pages
+
+__all__ = ["State", "STATE_VERSION", "fingerprint", "load_state", "save_state"]
+
+STATE_VERSION = 9
+
+
+@dataclass
+class State:
+    """What the last build published, to compare the next one with."""
+
+    fingerprint: tuple
+    items: dict[str, tuple]  # repository key -> ((item, files), ...) over the Archives, in order
+    published: dict[str, tuple]  # repository key -> its PublishedUrls (the pages it has)
+    #: index key -> [(archive, packed item record)] in the Archives' order
+    records: dict[str, list]
+    answers: dict[str, dict]  # repository key -> {index key -> packed precomputed answers}
+    digests: dict[str, bytes]  # relative path -> digest of the file's bytes (store.files)
+    digits: int = 1
+    item_files: dict[str, list] = field(default_factory=dict)  # repository key -> its file-list/metadata pages
+    #: index key named by a reference (next-edition, metadata, translations) -> the
+    #: repository keys of the items naming it: who must be rendered again when it changes
+    reverse: dict[str, frozenset[str]] = field(default_factory=dict)
+    key_count: int = 0  # distinct index keys of `items`
+    #: index file (its path in the site) -> the sha256 checksums.json lists for it
+    checksums: dict[str, str] = field(default_factory=dict)
+    #: the files not of one item (index, 404, landing page, sitemaps, host files)
+    site_files: tuple[str, ...] = ()
+    generation: str = ""  # the generation (store/layout.py) this state describes: the live one
+    spare: str = ""  # the other generation, the tree of the build before; "" if none
+    #: the paths where the spare differs from the live generation (None: not known)
+    behind: frozenset[str] | None = None
+    #: the Archives published (archive.yaml validated): kept when one breaks
+    infos: tuple = ()
+
+    def publication(self) -> Publication:
+        return Publication(self.generation, self.spare, self.behind)
+
+
+#: the State fields saved in chunks (ibistatic.pickles)
+_LARGE_FIELDS = ("items", "published", "records", "answers", "digests", "item_files", "reverse")
+
+
+def fingerprint(config: SiteConfig, loaded: LoadedArchives) -> tuple:
+    """What must be the same for an update to give what a full build gives."""
+    templates = sorted((str(p.relative_to(pages.SITE_SRC)), p.stat().st_mtime_ns) for p in pages.SITE_SRC.rglob("*") if p.is_file())
+    return (STATE_VERSION, config.site_url, str(config.output), config.modifiers, tuple(loaded.infos), tuple(templates))
+
+
+def save_state(path: Path, state: State) -> str | None:
+    """The state as sealed pickles (ibistatic.pickles): the small fields, then each large
+    one in chunks; returns a warning when it cannot be saved (the next build is full)."""
+    small = {f.name: getattr(state, f.name) for f in fields(state) if f.name not in _LARGE_FIELDS}
+    try:
+        save_sealed(path, "build state", (STATE_VERSION, small), [getattr(state, name) for name in _LARGE_FIELDS])
+    except (Untrusted, OSError) as why:
+        return f"build state {path} not saved: {why}; the next build is a full one"
+    return None
+
+
+def load_state(path: Path) -> tuple[State | None, str | None]:
+    """The saved state (None: none, or an older one) and a warning when it is not used."""
+    try:
+        loaded = load_sealed(path, "build state", STATE_VERSION, len(_LARGE_FIELDS))
+    except Untrusted as why:
+        return None, f"build state {path} not used: {why}; this build is a full one"
+    if loaded is None:
+        return None, None
+    small, large = loaded
+    return State(**small, **dict(zip(_LARGE_FIELDS, large))), None

@@ -1,0 +1,176 @@
+"""What an output hands the store, and how the store keeps it.
+
+A :class:`File` is one file of the site: bytes, text, or the lines of a large text file
+(streamed to disk, never whole in memory).  A :class:`Tree` is a folder made whole by a
+function (the catalog, the assets).  A :class:`Notice` is a warning for the build's report.
+:class:`Files` takes files one at a time and keeps the last build's *digests* (16 bytes of
+sha256 per file: a 100,000-item site keeps 700,000 of them) to write only what changed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import os
+import zlib
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["File", "Tree", "Notice", "Files", "digest", "pack", "unpack", "write_new", "DIGEST_SIZE"]
+
+DIGEST_SIZE = 16
+
+
+@dataclass(frozen=True, slots=True)
+class File:
+    """One file of the site, at `path` (relative, '/'-separated)."""
+
+    path: str
+    data: bytes | str | None = None  # None: `lines`, or the last build's bytes (`kept`)
+    lines: Iterable[str] | None = None  # a large text file, one line (no newline) at a time
+    owner: str | None = None  # the repository key of the item this page is of; None: site-wide
+    #: the sha256 the index's checksums.json lists for it (kept for the next update)
+    checksum: str | None = None
+    kept: bool = False  # unchanged since the last build: not made again, its digest carries over
+
+
+@dataclass(frozen=True, slots=True)
+class Tree:
+    """A folder of the site at `path`, made whole by `make(folder)` (a new folder)."""
+
+    path: str
+    make: Callable[[Path], None]
+
+
+@dataclass(frozen=True, slots=True)
+class Notice:
+    """A warning for the build's report (a host's limits exceeded, ...)."""
+
+    text: str
+
+
+def digest(data: bytes) -> bytes:
+    return _kept(hashlib.sha256(data))
+
+
+def _kept(sha256) -> bytes:
+    """What tells a file's bytes from the last build's: 16 bytes of their sha256 (hex
+    strings for 700,000 files would take 44 MiB more)."""
+    return sha256.digest()[:DIGEST_SIZE]
+
+
+def pack(data: bytes) -> bytes:
+    """An index record or answer as a build's state keeps it: compressed (2-4 times
+    smaller; at 100,000 items they would otherwise be most of a build's memory)."""
+    return zlib.compress(data, 1)
+
+
+unpack = zlib.decompress
+
+
+class Files:
+    """Takes the files of a build; keeps only those whose bytes differ from `old`
+    (the last build's digests), the first of each path.
+
+    With `direct`, a differing file is written there at once instead of being kept in
+    memory (a full build into its new tree: memory stays flat however large the site).
+    """
+
+    def __init__(self, old: dict[str, bytes], direct: Path | None = None) -> None:
+        self.old = old
+        self.direct = str(direct) if direct is not None else None
+        self.files: dict[str, bytes] = {}  # made, not yet written (no `direct`)
+        self.digests: dict[str, bytes] = {}  # every file of the site so far
+        self.written = 0
+        self._made: set[str] = set()
+
+    def put(self, file: File) -> bool:
+        """Take `file`; False when its path was taken already (the first one wins)."""
+        if file.path in self.digests:
+            return False
+        if file.kept:
+            self.digests[file.path] = self.old[file.path]
+        elif file.lines is not None:
+            self._put_lines(file.path, file.lines)
+        else:
+            self._put_data(file.path, file.data)
+        return True
+
+    def absorb(self, digests: dict[str, bytes], written: int) -> None:
+        """What a forked worker wrote straight to disk."""
+        self.digests.update(digests)
+        self.written += written
+
+    def carry(self, digests: dict[str, bytes]) -> None:
+        """The digests of files not made again (unchanged), under those made so far."""
+        digests.update(self.digests)
+        self.digests = digests
+
+    def removed(self) -> list[str]:
+        """The last build's files this one has not."""
+        return [path for path in self.old if path not in self.digests]
+
+    def _put_data(self, relative: str, data: bytes | str) -> None:
+        data = data.encode("utf-8") if isinstance(data, str) else data
+        self.digests[relative] = digest(data)
+        if self.old.get(relative) == self.digests[relative]:
+            return
+        self.written += 1
+        if self.direct is None:
+            self.files[relative] = data
+            return
+        write_new(self._path(relative), data)
+
+    def _put_lines(self, relative: str, lines: Iterable[str]) -> None:
+        """Straight to disk a batch of lines at a time, else as _put_data()."""
+        if self.direct is None:  # an update: compared with the last digest first
+            self._put_data(relative, "".join(line + "\n" for line in lines))
+            return
+        sha256 = hashlib.sha256()
+        with open(self._path(relative), "wb") as handle:
+            for batch in _batched(lines, 10000):
+                data = "".join(line + "\n" for line in batch).encode("utf-8")
+                sha256.update(data)
+                handle.write(data)
+        self.digests[relative] = _kept(sha256)
+        self.written += 1
+
+    def _path(self, relative: str) -> str:
+        path = os.path.join(self.direct, *relative.split("/"))
+        directory = os.path.dirname(path)
+        if directory not in self._made:
+            _make_directory(directory)
+            self._made.add(directory)
+        return path
+
+
+def _batched(iterable: Iterable, size: int) -> Iterator[tuple]:
+    iterator = iter(iterable)
+    while batch := tuple(itertools.islice(iterator, size)):
+        yield batch
+
+
+def _make_directory(directory: str) -> None:
+    """mkdir, and its parents only when it fails: most pages' parents exist already, and
+    makedirs would stat each of them first (the disk is most of a build's time)."""
+    try:
+        os.mkdir(directory)
+    except FileNotFoundError:
+        os.makedirs(directory, exist_ok=True)
+    except FileExistsError:
+        pass
+
+
+def write_new(path: str, data: bytes) -> None:
+    """Write a file with the fewest system calls (no buffered file object)."""
+    handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)  # as open() does, less the umask
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(handle, view):]
+    except OSError as error:  # os.write names no file: name it for the message
+        raise OSError(error.errno, error.strerror, path) from None
+    finally:
+        os.close(handle)
+

@@ -1,0 +1,120 @@
+"""The store: one build's files in, one published generation out.
+
+    with Store.full(output) as store:         # or Store.update(output, live, digests)
+        for part in store.render(keys, work, progress): ...   # forked when many
+        store.put(file); store.add_tree(tree)
+        publication = store.commit()
+
+How files are compared, packed and written is :mod:`.files`; which tree they go to and
+how it is published is :mod:`.generations`.  A failure to write anywhere in the block is a
+PublishError and the published site is unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TypeVar
+
+from .. import forked
+from .files import File, Files, Tree
+from .generations import NewGeneration, Publication, SpareGeneration, publishing
+
+__all__ = ["Store", "PARALLEL_ITEMS"]
+
+#: items from which a full build renders them in forked processes (ibistatic.forked)
+PARALLEL_ITEMS = 5000
+
+Result = TypeVar("Result")
+
+
+class Store:
+    """Where one build writes its files (see the module's docstring)."""
+
+    def __init__(self, output: Path, generation: NewGeneration | SpareGeneration, digests: dict[str, bytes]) -> None:
+        self.generation = generation
+        self.files = Files(digests, generation.direct)
+        self.trees: list[Tree] = []
+        self._publishing = publishing(output, generation.work)
+
+    @classmethod
+    def full(cls, output: Path) -> Store:
+        """Every file into a new generation, written as it comes."""
+        return cls(output, NewGeneration(output), {})
+
+    @classmethod
+    def update(cls, output: Path, live: Publication, digests: dict[str, bytes]) -> Store:
+        """Into the spare generation, only the files whose bytes differ from `digests`."""
+        return cls(output, SpareGeneration(output, live), digests)
+
+    def __enter__(self) -> Store:
+        self._publishing.__enter__()
+        try:
+            self.generation.prepare()
+        except BaseException as error:
+            self._publishing.__exit__(type(error), error, error.__traceback__)
+            raise
+        return self
+
+    def __exit__(self, kind, error, traceback) -> bool:
+        return self._publishing.__exit__(kind, error, traceback)
+
+    def put(self, file: File) -> bool:
+        """Take `file`; False when its path was taken already (the first one wins)."""
+        return self.files.put(file)
+
+    def add_tree(self, tree: Tree) -> None:
+        """A folder made whole when the build is committed."""
+        self.trees.append(tree)
+
+    def carry(self, digests: dict[str, bytes]) -> None:
+        """The digests of the files not made again (unchanged since the last build)."""
+        self.files.carry(digests)
+
+    @property
+    def digests(self) -> dict[str, bytes]:
+        return self.files.digests
+
+    @property
+    def written(self) -> int:
+        """Files written so far (every file of a full build)."""
+        return self.files.written
+
+    def render(self, keys: list[str], work: Callable[[list[str], Files, Callable[[], None]], Result], progress) -> Iterator[Result]:
+        """`work(keys, files, tick)` over `keys`: in forked processes when there are many
+        and the files go straight to disk, else here; `tick()` once per key done.  Yields
+        each worker's result in turn (one at a time in memory)."""
+        direct = self.generation.direct
+        if direct is None or len(keys) < PARALLEL_ITEMS or not forked.available():
+            yield work(keys, self.files, progress.advance)
+            self.flush()
+            return
+
+        def share_of(share: int, done) -> tuple:
+            files = Files({}, direct)
+            result = work(keys[share::forked.WORKERS], files, lambda: forked.count(done, 1))
+            return result, files.digests, files.written
+
+        for result, digests, written in forked.run_shares(share_of, progress.update):
+            self.files.absorb(digests, written)
+            yield result
+
+    def flush(self) -> None:
+        """The files kept in memory (an update's) into the tree: out of memory."""
+        self.generation.write(self.files.files)
+        self.files.files.clear()
+
+    def commit(self) -> tuple[Publication, int]:
+        """Write what is left, remove the last build's files this one has not, make the
+        trees, publish; returns the publication and how many files were removed."""
+        self.flush()
+        removed = self.files.removed()
+        self.generation.remove(removed)
+        for tree in self.trees:
+            self.generation.make_tree(tree)
+        publication = self.generation.publish()
+        return publication, len(removed)
+
+    def finish(self, publication: Publication) -> None:
+        """After the block: what the publication left behind, in the background."""
+        self.generation.finish(publication)
