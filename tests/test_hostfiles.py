@@ -18,18 +18,20 @@ from ibistatic.targets import PublishedUrl
 from ibistatic.site.build import build_site
 from ibistatic.site.hostfiles import (
     HostRule,
-    apache_conf_text,
     apache_key,
-    apache_map_text,
-    apache_status_text,
     browser_path,
     host_rules,
     limit_warnings,
+    redirects_text,
+    write_host_files,
+)
+from ibistatic.site.serverconfs import (
+    apache_conf_text,
+    apache_map_text,
+    apache_status_text,
     nginx_map_text,
     nginx_server_text,
     nginx_string,
-    redirects_text,
-    write_host_files,
 )
 
 SAMPLE = Path(__file__).resolve().parent.parent / "ibistatic" / "sample_archive"

@@ -200,10 +200,10 @@ def test_the_store_knows_no_page_index_or_catalog():
 
 
 def test_the_pipeline_modules_stay_small():
-    """Modules of the build pipeline under 400 lines, functions under 50 (hostfiles.py,
-    the host files' text, is wrapped as an output, not part of the pipeline)."""
+    """Modules of the build pipeline (its outputs included) under 400 lines, functions
+    under 50."""
     paths = [*(PACKAGE / "site").rglob("*.py"), *(PACKAGE / "store").rglob("*.py")]
-    long_modules = [p.name for p in paths if p.name != "hostfiles.py" and len(p.read_text().splitlines()) > 400]
+    long_modules = [p.name for p in paths if len(p.read_text().splitlines()) > 400]
     long_functions = [
         f"{p.name}:{node.name}" for p in paths for node in ast.walk(ast.parse(p.read_text()))
         if isinstance(node, ast.FunctionDef) and node.end_lineno - node.lineno + 1 > 50

@@ -26,10 +26,12 @@ from ibistatic.resolver import Resolver
 from ibistatic.site.build import build_site
 from ibistatic.site.hostfiles import (
     HostRule,
+    browser_path,
+)
+from ibistatic.site.serverconfs import (
     apache_conf_text,
     apache_map_text,
     apache_status_text,
-    browser_path,
     nginx_map_text,
     nginx_server_text,
 )
