@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import html
 import threading
-from http import HTTPStatus
 import time
+from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from urllib.parse import urlsplit
 

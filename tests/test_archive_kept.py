@@ -15,7 +15,6 @@ import yaml
 from ibistatic.config import load_config
 from ibistatic.resolver import Resolver
 from ibistatic.site.build import build_site
-
 from test_identity import HOLDER, HOLDER_IBIP, assert_same_publication, holder_files
 from test_publish import make_project, snapshot
 

@@ -18,14 +18,13 @@ import re
 import pytest
 
 from archive_factory import write_archive, write_item
-from node_resolver import NODE, node_answers
-from site_helpers import build
-
 from ibistatic.core.facts import COUNTRIES, LANGUAGES, URL_SHAPES, browser_facts
 from ibistatic.core.relations import compositions, modifier_text
 from ibistatic.errors import IbiSyntaxError
 from ibistatic.resolver import Resolver
 from ibistatic.site.pages import facts_script
+from node_resolver import NODE, node_answers
+from site_helpers import build
 
 pytestmark = pytest.mark.skipif(
     NODE is None, reason="node is not installed (scripts/test.sh installs it)"

@@ -20,12 +20,11 @@ from archive_factory import write_archive, write_item
 from ibistatic.archive.load import load_archives
 from ibistatic.config import load_config
 from ibistatic.core.identifiers import ibi_key
-from ibistatic.core.resolution import resolve
 from ibistatic.core.relations import parse_verb_list
+from ibistatic.core.resolution import resolve
 from ibistatic.index.reader import Index
 from ibistatic.resolver import Resolver
 from ibistatic.site.build import build_site
-
 from node_resolver import NODE, node_resolve
 from site_helpers import write_config
 

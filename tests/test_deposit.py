@@ -23,7 +23,7 @@ from ibistatic.cli import main
 from ibistatic.core.ibip import DecodedIbip, decode_ibip
 from ibistatic.core.identifiers import parse_repository_name
 from ibistatic.core.minting import suffix_seconds
-from ibistatic.deposit import DepositError, deposit, state_path, resolve_subsystem
+from ibistatic.deposit import DepositError, deposit, resolve_subsystem, state_path
 from ibistatic.errors import UsageError
 
 SITE = "https://ibi.example.org/"

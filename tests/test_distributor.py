@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from ibistatic import distributor as module
-from ibistatic.core.minting import repository_suffix, suffix_seconds
 from ibistatic.core.identifiers import parse_repository_name
+from ibistatic.core.minting import repository_suffix, suffix_seconds
 from ibistatic.distributor import (
     DistributorStateError,
     TemporalDistributor,

@@ -18,7 +18,6 @@ from ibistatic.core.pairlists import property_pairs
 from ibistatic.core.properties import property_list
 from ibistatic.core.relations import parse_modifier, parse_relation, relation_to_verb_list
 from ibistatic.core.resolution import resolve
-
 from node_resolver import NODE, node_resolve
 from site_helpers import build
 

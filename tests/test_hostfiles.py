@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 from ibistatic.config import SiteConfig, load_config
 from ibistatic.core.identifiers import ibi_key, parse_ibi
 from ibistatic.resolver import Resolver
-from ibistatic.site.targets import PublishedUrl
 from ibistatic.site.build import build_site
 from ibistatic.site.hostfiles import (
     HostRule,
@@ -31,6 +30,7 @@ from ibistatic.site.hostfiles import (
     redirects_text,
     write_host_files,
 )
+from ibistatic.site.targets import PublishedUrl
 
 SAMPLE = Path(__file__).resolve().parent.parent / "ibistatic" / "sample_archive"
 SITE_URL = "http://ibi.example.org/"

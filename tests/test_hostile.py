@@ -7,7 +7,6 @@ archive root is shown, and that the innocent items are still published.
 
 from __future__ import annotations
 
-import builtins
 import os
 from pathlib import Path
 

@@ -15,7 +15,6 @@ from ibistatic.core.http import ALERT_STATUS, HttpAnswer, header_value, http_ans
 from ibistatic.core.outcome import ALERTS, Resolution
 from ibistatic.core.relations import parse_modifier
 from ibistatic.serve import make_server
-
 from site_helpers import build
 
 URL = "https://a.example/doc/x.pdf"

@@ -406,7 +406,9 @@ def test_grammar_shaped_text_never_crashes(text):
 
 # --- the fast whole-text regexes agree with the rule-by-rule parser -------------------------
 
-from hypothesis import given as _given, settings as _settings, strategies as _st
+from hypothesis import given as _given
+from hypothesis import settings as _settings
+from hypothesis import strategies as _st
 
 from ibistatic.core import identifiers as _identifiers
 

@@ -38,7 +38,6 @@ from ibistatic.core.storage import (
 )
 from ibistatic.resolver import Resolver
 from ibistatic.site.build import build_site
-
 from test_publish import make_project, snapshot
 
 # --- the core rule ------------------------------------------------------------------------

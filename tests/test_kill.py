@@ -18,7 +18,6 @@ import yaml
 
 from ibistatic.config import load_config
 from ibistatic.site.build import build_site
-
 from test_safe_output import ROOT, snapshot, state_home  # noqa: F401 (state_home: an autouse fixture)
 
 ITEMS = 150  # a full build takes about a second here

@@ -15,7 +15,6 @@ from ibistatic.core.languages import (
 )
 from ibistatic.errors import IbiSyntaxError
 
-
 # --- Table A.1 --------------------------------------------------------------------------
 
 

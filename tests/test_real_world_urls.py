@@ -10,13 +10,12 @@ import json
 import shutil
 import subprocess
 from pathlib import Path
+from urllib.parse import unquote
 
 import pytest
 
 from archive_factory import write_archive, write_item
 from ibistatic.cli import main
-from urllib.parse import unquote
-
 from ibistatic.core.identifiers import parse_ibi
 from ibistatic.core.pairlists import parse_pairs
 from ibistatic.core.urls import parse_persistent_url

@@ -5,11 +5,10 @@ from __future__ import annotations
 import pytest
 
 from archive_factory import write_archive, write_item
+from conftest import SAMPLE, SITE_URL
 from ibistatic.archive.load import load_archives
 from ibistatic.index.writer import write_index
 from ibistatic.resolver import Resolver
-
-from conftest import SAMPLE, SITE_URL
 
 M16C = "http://mtc-m16c.sid.inpe.br/col/"
 M16D = "http://mtc-m16d.sid.inpe.br/col/"

@@ -15,12 +15,11 @@ from pathlib import Path
 import pytest
 import yaml
 
+from conftest import SAMPLE
 from ibistatic.config import load_config
 from ibistatic.errors import OutputError, PublishError
 from ibistatic.site.build import build_site
 from ibistatic.site.outputs import MARKER, MARKER_TEXT, generations, live_generation
-
-from conftest import SAMPLE
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -9,8 +9,8 @@ from urllib.parse import quote
 
 import pytest
 
-from ibistatic.serve import make_server
 from ibistatic.index.writer import write_index
+from ibistatic.serve import make_server
 
 
 @pytest.fixture

@@ -24,7 +24,6 @@ from ibistatic.deposit import deposit
 from ibistatic.resolver import Resolver
 from ibistatic.site.build import build_site
 from ibistatic.watch import Watcher
-
 from test_publish import make_project, snapshot
 
 

@@ -22,8 +22,6 @@ from ibistatic import forked
 from ibistatic.config import load_config
 from ibistatic.deposit import deposit
 from ibistatic.site.build import build_site
-from ibistatic.watch import Watcher
-
 from test_publish import SAMPLE, make_project
 from test_watch import Watching, wait_for
 

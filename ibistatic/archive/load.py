@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
+from ..core.identifiers import RepositoryName
 from ..core.model import ArchiveInfo, Item
 from ..core.properties import MemoryArchiveView
-from ..core.identifiers import RepositoryName
 from ..core.storage import Holdings, Published, holdings_of, patch_holdings, storage_problems
 from ..errors import Problem
 from .crawl import Archive, CrawlCache, CrawlResult, crawl, read_repository

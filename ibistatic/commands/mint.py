@@ -17,8 +17,8 @@ from pathlib import Path
 
 from ..core.ibip import as_seconds
 from ..core.minting import iso_date
-from ..errors import UsageError
 from ..distributor import check_not_future, default_state_path, mint_ibip, mint_repository_name
+from ..errors import UsageError
 from .inspect import json_seconds
 
 __all__ = ["add_parser", "run"]

@@ -33,7 +33,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-
 from typing import TYPE_CHECKING
 
 from ..errors import IbiSyntaxError, UsageError

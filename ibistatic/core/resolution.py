@@ -34,8 +34,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from .identifiers import Ibi, parse_ibi
-from .outcome import ALERTS, MAX_HOPS, Resolution, _alert
 from .languages import match_language
+from .outcome import ALERTS, MAX_HOPS, Resolution, _alert
 from .properties import ArchiveView, PropertyList, RelationAnswer, property_list
 from .relations import Relation, Step, VerbList, relation_text
 

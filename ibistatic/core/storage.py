@@ -22,9 +22,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..errors import Problem
-from .relations import relation_problems
 from .identifiers import RepositoryName
 from .model import ArchiveInfo, Item
+from .relations import relation_problems
 
 __all__ = [
     "Holdings",

@@ -493,7 +493,7 @@ def _limit_cases():
     yield Case(
         "limit-many-keys",
         0,
-        f"warning: mtc-m16c: ... and 980 more warnings like this (an unknown key)",
+        "warning: mtc-m16c: ... and 980 more warnings like this (an unknown key)",
         item=_b("state: Original\n" + "".join(f"k{i}: 1\n" for i in range(1000))),
     )
     yield Case(
