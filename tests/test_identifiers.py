@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ibistatic.core import identifiers
 from ibistatic.core.identifiers import (
     Ibip,
     RepositoryName,
@@ -406,12 +409,6 @@ def test_grammar_shaped_text_never_crashes(text):
 
 # --- the fast whole-text regexes agree with the rule-by-rule parser -------------------------
 
-from hypothesis import given as _given
-from hypothesis import settings as _settings
-from hypothesis import strategies as _st
-
-from ibistatic.core import identifiers as _identifiers
-
 _PIECES = [
     "sid",
     "inpe",
@@ -441,29 +438,26 @@ _PIECES = [
 ]
 
 
-import dataclasses as _dataclasses  # noqa: E402
-
-
-@_settings(max_examples=3000)
-@_given(_st.lists(_st.sampled_from(_PIECES), max_size=14).map("".join))
+@settings(max_examples=3000)
+@given(st.lists(st.sampled_from(_PIECES), max_size=14).map("".join))
 def test_fast_parse_agrees_with_the_rule_parser(text):
     for fast, rule in (
-        (_identifiers._fast_repository, _identifiers._repository),
-        (_identifiers._fast_ibip, _identifiers._ibip),
+        (identifiers._fast_repository, identifiers._repository),
+        (identifiers._fast_ibip, identifiers._ibip),
     ):
-        slow, cursor = _identifiers._whole(rule, text)
+        slow, cursor = identifiers._whole(rule, text)
         quick = fast(text)
         if slow is None:
             assert quick is None, text
         else:
-            assert quick is not None and _dataclasses.astuple(quick) == _dataclasses.astuple(
-                slow
-            ), text
+            assert quick is not None and dataclasses.astuple(quick) == dataclasses.astuple(slow), (
+                text
+            )
 
 
-@_settings(max_examples=500)
-@_given(
-    _st.sampled_from(
+@settings(max_examples=500)
+@given(
+    st.sampled_from(
         [
             "sid.inpe.br/mtc-m18@80/2009/07.21.13.23",
             "sid.inpe.br./a.8080/20090/07.21.13.23.47.123",
@@ -474,7 +468,7 @@ def test_fast_parse_agrees_with_the_rule_parser(text):
 )
 def test_fast_parse_accepts_valid_names(text):
     assert (
-        _identifiers._whole(_identifiers._repository, text)[0] is not None
-        or _identifiers._whole(_identifiers._ibip, text)[0] is not None
+        identifiers._whole(identifiers._repository, text)[0] is not None
+        or identifiers._whole(identifiers._ibip, text)[0] is not None
     )
-    assert _identifiers._fast_repository(text) or _identifiers._fast_ibip(text)
+    assert identifiers._fast_repository(text) or identifiers._fast_ibip(text)
