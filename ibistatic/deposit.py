@@ -405,7 +405,8 @@ def _check_translation(linked: _Linked, item: Item, language: str) -> None:
     existing = dict(item.translations).get(language)
     if existing is not None:
         raise UsageError(
-            f"--translation-of {linked.given}: {linked.relative} already has a translation in {language}, {existing.text}"
+            f"--translation-of {linked.given}: {linked.relative} already has a translation in "
+            f"{language}, {existing.text}"
         )
 
 

@@ -142,8 +142,10 @@ def _keep_last_archive(archive: Archive, last_archive: LastArchive) -> bool:
             archive.name,
             "archive.yaml",
             "",
-            f"the Archive's last good publication ({count}, address {archive.info.address}) kept published despite the errors",
-            "a valid archive.yaml (fix it to publish the Archive again; remove the Archive from the configuration to withdraw it)",
+            f"the Archive's last good publication ({count}, address {archive.info.address}) kept "
+            "published despite the errors",
+            "a valid archive.yaml (fix it to publish the Archive again; remove the Archive from "
+            "the configuration to withdraw it)",
             "warning",
         )
     )

@@ -151,7 +151,8 @@ def _check_nesting(text: str) -> None:
                 if depth > MAX_NESTING:
                     mark = event.start_mark
                     raise DescriptorError(
-                        f"lists or mappings nested over {MAX_NESTING} deep at line {mark.line + 1}, column {mark.column + 1}",
+                        f"lists or mappings nested over {MAX_NESTING} deep at line {mark.line + 1}, "
+                        f"column {mark.column + 1}",
                         f"at most {MAX_NESTING} levels (archive-format.md, Limits)",
                     )
             elif isinstance(event, ends):

@@ -245,7 +245,8 @@ ALERT_TEXTS = {
     ),
     "conflict": (
         "Conflicting originals",
-        "Two or more Archives claim to hold the original of this item, so none of them can be trusted to vouch for it until the conflict is investigated.",
+        "Two or more Archives claim to hold the original of this item, so none of them can be "
+        "trusted to vouch for it until the conflict is investigated.",
     ),
     "no-original": (
         "No original",
@@ -253,7 +254,8 @@ ALERT_TEXTS = {
     ),
     "unavailable": (
         "Not available",
-        "The item exists, but no Archive of this site can answer this relation of it (no such translation, edition or metadata).",
+        "The item exists, but no Archive of this site can answer this relation of it (no such "
+        "translation, edition or metadata).",
     ),
     "loop": (
         "Loop",

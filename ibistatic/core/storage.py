@@ -396,7 +396,8 @@ def _original_problems(ordered: list[Item]) -> list[Problem]:
                         _where(item),
                         "state",
                         f"Original, also claimed by {others}",
-                        "one Archive holding the original (storage model, rule 1): two or more Archives are under suspicion; an investigation is needed",
+                        "one Archive holding the original (storage model, rule 1): two or more "
+                        "Archives are under suspicion; an investigation is needed",
                     )
                 )
         elif not originals and any(i.state == "Copy" for i in held):

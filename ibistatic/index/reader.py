@@ -38,7 +38,8 @@ class Index:
         self.identity = _identity(manifest_path)
         if self.manifest.get("format") != FORMAT or self.manifest.get("version") != VERSION:
             raise IndexUnavailable(
-                f"{manifest_path}: format {self.manifest.get('format')!r} version {self.manifest.get('version')!r}; expected {FORMAT!r} version {VERSION}"
+                f"{manifest_path}: format {self.manifest.get('format')!r} version "
+                f"{self.manifest.get('version')!r}; expected {FORMAT!r} version {VERSION}"
             )
         self.site_url: str = self.manifest["site-url"]
         self.digits: int = self.manifest["shard-digits"]
