@@ -363,7 +363,9 @@ const out = [];
 for (const languages of JSON.parse(fs.readFileSync(0, "utf8"))) {
   const loads = [];
   let landed = null;
-  const elements = { "ibistatic-target": { textContent: data }, "ibistatic": { setAttribute() {} }, "ibistatic-message": {} };
+  const elements = {
+    "ibistatic-target": { textContent: data }, "ibistatic": { setAttribute() {} }, "ibistatic-message": {},
+  };
   const context = {
     TextEncoder, TextDecoder, navigator: { languages: languages, language: languages[0] || "" },
     location: { search: "", pathname: "/page/", hash: "", replace(url) { landed = url; } },

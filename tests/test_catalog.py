@@ -239,7 +239,9 @@ def test_deleted_item(pages):
     page = pages[item_page(DELETED)]
     assert "No Archive holds a live copy: the item was deleted." in page
     assert (
-        "| (none) | [https://ibi.example.org/sid.inpe.br/mtc-m19/2011/05.10.18.31](<https://ibi.example.org/sid.inpe.br/mtc-m19/2011/05.10.18.31>) | deleted: the item was deleted |"
+        "| (none) | "
+        "[https://ibi.example.org/sid.inpe.br/mtc-m19/2011/05.10.18.31]"
+        "(<https://ibi.example.org/sid.inpe.br/mtc-m19/2011/05.10.18.31>) | deleted: the item was deleted |"
         in page
     )
     assert page.count("](<https://ibi.example.org/") == 1  # no other modifier answers

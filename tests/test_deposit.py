@@ -266,17 +266,20 @@ REFUSED = [
     (
         {},
         {},
-        "no subsystem to mint for: give --host NAME (and --ip ADDR for an IBIp too), or set deposit-host (and deposit-ip) in {yaml}",
+        "no subsystem to mint for: give --host NAME (and --ip ADDR for an IBIp too), or set "
+        "deposit-host (and deposit-ip) in {yaml}",
     ),
     (
         {},
         {"ip": IP},
-        "--ip 150.163.34.243 alone cannot name a uniform repository: give --host NAME too, or set deposit-host in {yaml} (the IBIp is then recorded as the item's ibip)",
+        "--ip 150.163.34.243 alone cannot name a uniform repository: give --host NAME too, or set "
+        "deposit-host in {yaml} (the IBIp is then recorded as the item's ibip)",
     ),
     (
         {"deposit_ip": IP},
         {},
-        "{yaml}: deposit-ip 150.163.34.243 alone cannot name a uniform repository: give --host NAME too, or set deposit-host in {yaml} (the IBIp is then recorded as the item's ibip)",
+        "{yaml}: deposit-ip 150.163.34.243 alone cannot name a uniform repository: give --host "
+        "NAME too, or set deposit-host in {yaml} (the IBIp is then recorded as the item's ibip)",
     ),
     (
         {"deposit_host": HOST, "deposit_granularity": 0.5},
@@ -291,7 +294,8 @@ REFUSED = [
     (
         {"deposit_host": IP},
         {},
-        "{yaml}: deposit-host: found '150.163.34.243'; expected a host name, not an IP address (an IP address goes to --ip / deposit-ip)",
+        "{yaml}: deposit-host: found '150.163.34.243'; expected a host name, not an IP address (an "
+        "IP address goes to --ip / deposit-ip)",
     ),
     (
         {"deposit_host": HOST, "deposit_ip": "mtc-m18"},
@@ -312,7 +316,8 @@ REFUSED = [
     (
         {},
         {"host": "localhost"},
-        "--host: invalid host name 'localhost': expected a letter, a digit, '-' or '.' at character 10, found end of input\n    localhost\n             ^",
+        "--host: invalid host name 'localhost': expected a letter, a digit, '-' or '.' at "
+        "character 10, found end of input\n    localhost\n             ^",
     ),
     (
         {},
@@ -332,12 +337,15 @@ REFUSED = [
     (
         {},
         {"host": HOST, "target": "a.txt", "language": "xx"},
-        "--language: invalid language tag 'xx': expected an ISO 639-1 language code (Table A.1) at character 1, found 'x'\n    xx\n    ^",
+        "--language: invalid language tag 'xx': expected an ISO 639-1 language code (Table A.1) at "
+        "character 1, found 'x'\n    xx\n    ^",
     ),
     (
         {},
         {"host": HOST, "target": "a.txt", "metadata": {"titel": "x"}},
-        "Dublin Core element 'titel' unknown; expected one of title, creator, subject, description, publisher, contributor, date, type, format, identifier, source, language, relation, coverage, rights",
+        "Dublin Core element 'titel' unknown; expected one of title, creator, subject, "
+        "description, publisher, contributor, date, type, format, identifier, source, language, "
+        "relation, coverage, rights",
     ),
     (
         {},
@@ -765,7 +773,9 @@ CLI_ERRORS = [
     ),
     (
         ["--edition-of", "sid.inpe.br/mtc m18"],
-        "ibistatic deposit: --edition-of: invalid IBI 'sid.inpe.br/mtc m18': expected a letter, a digit, '-', '.', '@' or '/' at character 16, found ' '\n    sid.inpe.br/mtc m18\n                   ^\n",
+        "ibistatic deposit: --edition-of: invalid IBI 'sid.inpe.br/mtc m18': expected a letter, a "
+        "digit, '-', '.', '@' or '/' at character 16, found ' '\n    sid.inpe.br/mtc m18\n         "
+        "          ^\n",
     ),
 ]
 

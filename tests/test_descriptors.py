@@ -575,7 +575,10 @@ def test_unknown_key_is_a_warning_and_the_item_is_kept(key):
 
 SERVICE = "sid.inpe.br/mtc-m18@80/2008/03.17.15.17"
 A = "error: a: archive.yaml"
-ARCHIVE_KEYS = "one of address, service-ibi, service-ibip, platform-software-ibi, file-url, file-list-url, relations, pair-list-charset, deposit-host, deposit-ip, deposit-port, deposit-granularity"
+ARCHIVE_KEYS = (
+    "one of address, service-ibi, service-ibip, platform-software-ibi, file-url, file-list-url, "
+    "relations, pair-list-charset, deposit-host, deposit-ip, deposit-port, deposit-granularity"
+)
 
 
 def _archive(raw):

@@ -75,7 +75,8 @@ REDIRECTS = [
     "Mapa%20de%20uso%20do%20solo%20%E2%80%94%20S%C3%A3o%20Jos%C3%A9%20dos%20Campos.svg 302",
 ]
 NGINX_MAP = [
-    f'    "/8JMKD3MGP8W/35MMLL8!:(oai_dc)" "{M16C}sid.inpe.br/mtc-m18/2012/07.12.18.08.49/doc/metadata.cgi?choice=oai_dc";',
+    f'    "/8JMKD3MGP8W/35MMLL8!:(oai_dc)" "{M16C}sid.inpe.br/mtc-m18/2012/07.12.18.08.49/doc/'
+    'metadata.cgi?choice=oai_dc";',
     f'    "/LK47B6W/362SFKH" "{M16D}iconet.com.br/banon/2009/09.09.22.01/doc/@relatorio.pdf";',
     '    "/8JMKD3MGP8W/35MMLL8!:(oai_dc)" 303;',
     '    "/sid.inpe.br/mtc-m19/2011/05.10.18.31" 410;',
@@ -212,20 +213,24 @@ def many(count: int, scheme: str = "https") -> list[PublishedUrl]:
         (
             2001,
             [
-                "_redirects: 2,001 rules; Cloudflare Pages applies at most 2,000 static redirects (the pages still redirect the rest)"
+                "_redirects: 2,001 rules; Cloudflare Pages applies at most 2,000 static redirects "
+                "(the pages still redirect the rest)"
             ],
         ),
         (
             10000,
             [
-                "_redirects: 10,000 rules; Cloudflare Pages applies at most 2,000 static redirects (the pages still redirect the rest)"
+                "_redirects: 10,000 rules; Cloudflare Pages applies at most 2,000 static redirects "
+                "(the pages still redirect the rest)"
             ],
         ),
         (
             10001,
             [
-                "_redirects: 10,001 rules; Cloudflare Pages applies at most 2,000 static redirects (the pages still redirect the rest)",
-                "_redirects: 10,001 rules; Netlify advises fewer than 10,000 (the pages still redirect in the browser; see docs/hosting.md)",
+                "_redirects: 10,001 rules; Cloudflare Pages applies at most 2,000 static redirects "
+                "(the pages still redirect the rest)",
+                "_redirects: 10,001 rules; Netlify advises fewer than 10,000 (the pages still "
+                "redirect in the browser; see docs/hosting.md)",
             ],
         ),
     ],
@@ -247,7 +252,8 @@ def test_http_destinations_warn_for_cloudflare():
 def test_write_host_files_returns_the_warnings(tmp_path):
     config = SiteConfig(site_url="https://ibi.example.org/", archives=(), output=tmp_path)
     assert write_host_files(config, many(2001), tmp_path) == [
-        "_redirects: 2,001 rules; Cloudflare Pages applies at most 2,000 static redirects (the pages still redirect the rest)"
+        "_redirects: 2,001 rules; Cloudflare Pages applies at most 2,000 static redirects (the "
+        "pages still redirect the rest)"
     ]
     assert len(rule_lines(tmp_path, "_redirects")) == 2001
 

@@ -146,7 +146,8 @@ def test_a_crawl_worker_that_segfaults_ends_the_build_with_a_clear_error_not_a_h
     )
     assert done.returncode == 1, done.stderr
     assert (
-        "ibistatic build: reading the 2 repositories of Archive mtc-m16c: a worker process died of SIGSEGV (share 2 of 2); "
+        "ibistatic build: reading the 2 repositories of Archive mtc-m16c: a worker process died of "
+        "SIGSEGV (share 2 of 2); "
         "nothing was published, the previous output is unchanged" in done.stderr
     )
     assert "Traceback" not in done.stderr

@@ -268,7 +268,8 @@ def test_one_form_only():
     with pytest.raises(IbiSyntaxError) as caught:
         parse_ibip("sid.inpe.br/mtc-m18/2009/02.16.17.46")
     assert str(caught.value).startswith(
-        f"invalid IBIp 'sid.inpe.br/mtc-m18/2009/02.16.17.46': expected {IBIP_DIGIT}, 'W' or 'X' at character 2, found 'i'"
+        f"invalid IBIp 'sid.inpe.br/mtc-m18/2009/02.16.17.46': expected {IBIP_DIGIT}, 'W' or 'X' "
+        "at character 2, found 'i'"
     )
 
 

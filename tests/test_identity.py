@@ -198,10 +198,14 @@ def test_first_build_ties_go_by_seniority_whatever_the_input_order():
     )
     assert held(holdings, "a", Q) == (N, Q)  # within an Archive, the first name
     assert [str(p) for p in problems] == [
-        f"error: a: {G_UPPER}/item.yaml: the IBI of {G} again; expected at most one item per IBI in an Archive (storage model, rule 3)",
-        f"error: a: example.org/ARCH/2020/01.01.00.01/item.yaml: the IBI of {G} again; expected at most one item per IBI in an Archive (storage model, rule 3)",
-        f"error: a: example.org/arch/2019/01.01.00.02/item.yaml: ibip: '{Q}', already the IBIp of {N} in a; expected an IBIp no other repository claims",
-        f"error: b: example.org/arch/2018/01.01.00.01/item.yaml: ibip: '{P}', already the IBIp of {G} in a; expected an IBIp no other repository claims",
+        f"error: a: {G_UPPER}/item.yaml: the IBI of {G} again; expected at most one item per IBI "
+        "in an Archive (storage model, rule 3)",
+        f"error: a: example.org/ARCH/2020/01.01.00.01/item.yaml: the IBI of {G} again; expected at "
+        "most one item per IBI in an Archive (storage model, rule 3)",
+        f"error: a: example.org/arch/2019/01.01.00.02/item.yaml: ibip: '{Q}', already the IBIp of "
+        f"{N} in a; expected an IBIp no other repository claims",
+        f"error: b: example.org/arch/2018/01.01.00.01/item.yaml: ibip: '{P}', already the IBIp of "
+        f"{G} in a; expected an IBIp no other repository claims",
     ]
 
 
@@ -328,7 +332,11 @@ BREAKAGES = {
     "bad YAML": ("state", "[Original", "malformed YAML at line"),
     "bad state": ("state", "Orignal", "state: 'Orignal'; expected one of Original, Copy, Deleted"),
 }
-NOTE = f"warning: mtc-m16c: {HOLDER_PATH}: its last good publication (timestamp 2012-07-12T18:08:11Z) kept published despite the errors; expected a valid item.yaml (fix it to publish the item again; remove the repository to withdraw it)"
+NOTE = (
+    f"warning: mtc-m16c: {HOLDER_PATH}: its last good publication (timestamp 2012-07-12T18:08:11Z) "
+    "kept published despite the errors; expected a valid item.yaml (fix it to publish the item again; "
+    "remove the repository to withdraw it)"
+)
 
 
 def break_descriptor(path: Path, key: str, value: str) -> None:
@@ -488,12 +496,15 @@ def add_ibip_claimant(archive: Path) -> str:
 
 
 CASE_VARIANT_LINE = (
-    "error: mtc-m16c: sid.INPE.br/MTC-m18/2012/07.12.18.08/item.yaml: the IBI of sid.inpe.br/mtc-m18/2012/07.12.18.08 again, "
-    "published for sid.inpe.br/mtc-m18/2012/07.12.18.08 by an earlier build; expected at most one item per IBI in an Archive "
+    "error: mtc-m16c: sid.INPE.br/MTC-m18/2012/07.12.18.08/item.yaml: the IBI of "
+    "sid.inpe.br/mtc-m18/2012/07.12.18.08 again, "
+    "published for sid.inpe.br/mtc-m18/2012/07.12.18.08 by an earlier build; expected at most one "
+    "item per IBI in an Archive "
     "(storage model, rule 3); a published IBI never changes hands"
 )
 CLAIMANT_LINE = (
-    f"error: mtc-m16c: sid.inpe.br/mtc-m18/2000/01.01.00.00/item.yaml: ibip: '{HOLDER_IBIP}', published for {HOLDER} in mtc-m16c "
+    f"error: mtc-m16c: sid.inpe.br/mtc-m18/2000/01.01.00.00/item.yaml: ibip: '{HOLDER_IBIP}', "
+    f"published for {HOLDER} in mtc-m16c "
     "by an earlier build; expected an IBIp no other repository claims (a published IBI never changes hands)"
 )
 
@@ -590,12 +601,14 @@ def test_first_build_ties_do_not_depend_on_the_directory_listing(tmp_path, monke
     assert str(archive / "sid.INPE.br") in listed  # the crawl did list backwards
     assert sites[0] == sites[1] and reports[0] == reports[1]
     assert (
-        "error: mtc-m16c: sid.INPE.br/MTC-m18/2012/07.12.18.08/item.yaml: the IBI of sid.inpe.br/mtc-m18/2012/07.12.18.08 again; expected at most one item per IBI in an Archive (storage model, rule 3)"
-        in reports[0]
+        "error: mtc-m16c: sid.INPE.br/MTC-m18/2012/07.12.18.08/item.yaml: the IBI of "
+        "sid.inpe.br/mtc-m18/2012/07.12.18.08 again; expected at most one item per IBI in an "
+        "Archive (storage model, rule 3)" in reports[0]
     )
     assert (
-        f"error: mtc-m16c: {HOLDER_PATH}: ibip: '{HOLDER_IBIP}', already the IBIp of sid.inpe.br/mtc-m18/2000/01.01.00.00 in mtc-m16c; expected an IBIp no other repository claims"
-        in reports[0]
+        f"error: mtc-m16c: {HOLDER_PATH}: ibip: '{HOLDER_IBIP}', already the IBIp of "
+        "sid.inpe.br/mtc-m18/2000/01.01.00.00 in mtc-m16c; expected an IBIp no other repository "
+        "claims" in reports[0]
     )
     resolver = Resolver(config.output)
     assert resolver.resolve(HOLDER).url.endswith("CCSDS%20650.0-M-2.pdf")

@@ -176,7 +176,8 @@ def test_resolve_rejects_what_is_no_persistent_url(real_site, capsys):
     err = capsys.readouterr().err
     assert code == 2
     assert err.splitlines()[-1] == (
-        "    hint: '-NTC' is a catalog's series code, not part of the IBI: the IBI is sid.inpe.br/mtc-m21d/2022/07.20.15.45"
+        "    hint: '-NTC' is a catalog's series code, not part of the IBI: the IBI is "
+        "sid.inpe.br/mtc-m21d/2022/07.20.15.45"
     )
 
 

@@ -90,7 +90,8 @@ REFUSALS = {
     "someone else's folder": (
         "notes",
         "notes",
-        "it is a folder that ibistatic did not publish (it is not empty and has no _ibistatic/ibistatic-site.txt); remove it or choose another --output",
+        "it is a folder that ibistatic did not publish (it is not empty and has no "
+        "_ibistatic/ibistatic-site.txt); remove it or choose another --output",
     ),
     "a file": (
         "notes/thesis.tex",
@@ -160,7 +161,8 @@ def test_a_bare_build_never_replaces_someone_elses_site(tmp_path):
     run = ibistatic("build", cwd=tmp_path)
     assert run.returncode == 2
     assert run.stderr.startswith(
-        f"ibistatic build: refusing to publish into {tmp_path.resolve()}/site: it is a folder that ibistatic did not publish"
+        f"ibistatic build: refusing to publish into {tmp_path.resolve()}/site: it is a folder that "
+        "ibistatic did not publish"
     )
     assert snapshot(tmp_path / "site") == {"index.html": b"<h1>my docs</h1>\n"}
 
@@ -482,8 +484,8 @@ def test_a_key_others_may_read_is_not_used(tmp_path, state_home):
     report = build_site(config)
     assert report.mode == "full"
     assert (
-        f"crawl cache {config.cache_dir}/crawl.pickle not used: the key {key} is not this user's alone (expected mode 0600); every descriptor is read again"
-        in report.warnings
+        f"crawl cache {config.cache_dir}/crawl.pickle not used: the key {key} is not this user's "
+        "alone (expected mode 0600); every descriptor is read again" in report.warnings
     )
 
 
@@ -495,6 +497,6 @@ def test_a_truncated_cache_is_rebuilt_with_a_warning(tmp_path):
     report = build_site(config)
     assert report.mode.startswith("update")  # the state was fine
     assert (
-        f"crawl cache {crawl} not used: its authentication code does not verify (changed by someone, or damaged); every descriptor is read again"
-        in report.warnings
+        f"crawl cache {crawl} not used: its authentication code does not verify (changed by "
+        "someone, or damaged); every descriptor is read again" in report.warnings
     )

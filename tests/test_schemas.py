@@ -90,7 +90,8 @@ def test_archive_unknown_key_with_underscore_is_a_warning_that_names_the_key():
     assert info is not None and info.file_url == "http://{address}/col/{repository}/doc/{path}"
     assert [str(p) for p in problems] == [
         "warning: a: archive.yaml: file_url: an unknown key; expected one of address, service-ibi, service-ibip, "
-        "platform-software-ibi, file-url, file-list-url, relations, pair-list-charset, deposit-host, deposit-ip, deposit-port, "
+        "platform-software-ibi, file-url, file-list-url, relations, pair-list-charset, "
+        "deposit-host, deposit-ip, deposit-port, "
         "deposit-granularity; did you mean file-url?"
     ]
 

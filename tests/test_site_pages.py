@@ -163,7 +163,8 @@ REDIRECTS = [
     (
         "sid.inpe.br/mtc-m19/2014/01.02.17.23.57",
         M16D
-        + "sid.inpe.br/mtc-m19/2014/01.02.17.23.57/doc/Mapa%20de%20uso%20do%20solo%20%E2%80%94%20S%C3%A3o%20Jos%C3%A9%20dos%20Campos.svg",
+        + "sid.inpe.br/mtc-m19/2014/01.02.17.23.57/doc/Mapa%20de%20uso%20do%20solo%20%E2%80%94%20"
+        "S%C3%A3o%20Jos%C3%A9%20dos%20Campos.svg",
     ),
 ]
 
@@ -212,7 +213,7 @@ GOLDEN_LAST_EDITION = """<!DOCTYPE html>
 </div>
 </main>
 <script type="application/json" id="ibistatic-target">{"alert":null,"base":"/","message":"","negotiation":[],"url":"http://mtc-m16c.sid.inpe.br/col/sid.inpe.br/mtc-m18/2012/07.12.18.08/doc/CCSDS%20650.0-M-2.pdf"}</script>
-"""
+"""  # noqa: E501 (a golden page, byte for byte: its lines cannot be split)
 
 
 def test_golden_redirect_page(site):
@@ -763,9 +764,9 @@ def testsite_file(url, expected):
 def test_writing_outside_the_site_is_refused(relative):
     with pytest.raises(IbistaticError) as error:
         _check_relative(relative)
-    assert (
-        str(error.value)
-        == f"refusing to write {relative!r}: expected a path inside the site (no empty, '.' or '..' segment, no backslash or NUL)"
+    assert str(error.value) == (
+        f"refusing to write {relative!r}: expected a path inside the site (no empty, '.' or "
+        "'..' segment, no backslash or NUL)"
     )
 
 

@@ -259,7 +259,8 @@ ITEM_YAML = [
     (
         "python-object-tag",
         "state: !!python/object/apply:os.system ['true']\n",
-        f"{YAML_AT}1, column 8: could not determine a constructor for the tag 'tag:yaml.org,2002:python/object/apply:os.system'",
+        f"{YAML_AT}1, column 8: could not determine a constructor for the tag "
+        "'tag:yaml.org,2002:python/object/apply:os.system'",
     ),
     (
         "python-name-tag",
@@ -960,7 +961,8 @@ TREE = [
     (
         "item-yaml-link-out",
         1,
-        f"{E}{BAD}/item.yaml: a symbolic link out of the archive root; expected an item.yaml inside the archive (the link is not followed)",
+        f"{E}{BAD}/item.yaml: a symbolic link out of the archive root; expected an item.yaml "
+        "inside the archive (the link is not followed)",
         _out_link("secret.yaml", "item.yaml"),
     ),
     (
@@ -1018,7 +1020,8 @@ TREE = [
     (
         "doc-link-out",
         1,
-        f"{W}{BAD}/doc: a symbolic link out of the archive root; expected a doc/ folder inside the archive (the link is not followed)",
+        f"{W}{BAD}/doc: a symbolic link out of the archive root; expected a doc/ folder inside the "
+        "archive (the link is not followed)",
         _out_link("doc", "doc"),
     ),
     (
@@ -1050,7 +1053,8 @@ TREE = [
     (
         "doc-file-link-dangling",
         0,
-        f"{W}{BAD}/doc/gone.pdf: a symbolic link that leads nowhere (dangling, or a loop); expected a file inside the archive",
+        f"{W}{BAD}/doc/gone.pdf: a symbolic link that leads nowhere (dangling, or a loop); "
+        "expected a file inside the archive",
         _link("nowhere.pdf", "doc/gone.pdf"),
     ),
     (
@@ -1062,7 +1066,8 @@ TREE = [
     (
         "doc-folder-loop",
         0,
-        f"{W}{BAD}/doc/again: a symbolic link loop (a folder inside itself); expected a folder that does not hold itself",
+        f"{W}{BAD}/doc/again: a symbolic link loop (a folder inside itself); expected a folder "
+        "that does not hold itself",
         _link(".", "doc/again"),
     ),
     (
@@ -1090,7 +1095,8 @@ TREE = [
     (
         "doc-name-not-utf-8",
         0,
-        f"{W}{BAD}/doc/caf\\udce9.txt: a file name that is not UTF-8; expected a name of printable UTF-8 characters (it is left out)",
+        f"{W}{BAD}/doc/caf\\udce9.txt: a file name that is not UTF-8; expected a name of printable "
+        "UTF-8 characters (it is left out)",
         _doc_file(b"caf\xe9.txt"),
     ),
     (
@@ -1156,7 +1162,8 @@ TREE = [
     (
         "repository-link-out",
         0,
-        f"{W}sid.inpe.br/mtc-m18@80/2009/evil.link: a symbolic link out of the archive root; expected a directory inside the archive",
+        f"{W}sid.inpe.br/mtc-m18@80/2009/evil.link: a symbolic link out of the archive root; "
+        "expected a directory inside the archive",
         _many(
             lambda r, b, t: os.symlink(str(_secret(t)), r / "sid.inpe.br/mtc-m18@80/2009/evil.link")
         ),
@@ -1170,7 +1177,8 @@ TREE = [
     (
         "level-link-out",
         0,
-        f"{W}evil.br: a symbolic link out of the archive root; expected a directory inside the archive (the link is not followed)",
+        f"{W}evil.br: a symbolic link out of the archive root; expected a directory inside the "
+        "archive (the link is not followed)",
         lambda r, b, t: os.symlink(str(_secret(t)), r / "evil.br"),
     ),
     (
@@ -1250,7 +1258,8 @@ TREE = [
     (
         "archive-yaml-link-out",
         1,
-        f"{ARCHIVE}a symbolic link out of the archive root; expected an archive.yaml inside the archive (the link is not followed)",
+        f"{ARCHIVE}a symbolic link out of the archive root; expected an archive.yaml inside the "
+        "archive (the link is not followed)",
         lambda r, b, t: (
             os.unlink(r / "archive.yaml"),
             os.symlink(str(_secret(t) / "secret.yaml"), r / "archive.yaml"),
@@ -1345,7 +1354,8 @@ CONFIGS = [
     (
         "site-url-missing",
         "archives: [mtc-m16c]\n",
-        "{config}: site-url: found nothing; expected an absolute http(s) URL such as https://ibi.example.org/, without query or fragment (a required key)",
+        "{config}: site-url: found nothing; expected an absolute http(s) URL such as "
+        "https://ibi.example.org/, without query or fragment (a required key)",
     ),
     (
         "site-url-number",
