@@ -35,8 +35,8 @@ __all__ = [
     "load_yaml",
 ]
 
-# The crawl cache's format. 3: Item and IBIs are slotted dataclasses; 4: saved in chunks, items only, pickled
-# as calls; 5: sealed (ibistatic.pickles)
+# The crawl cache's format. 3: Item and IBIs are slotted dataclasses; 4: saved in chunks,
+# items only, pickled as calls; 5: sealed (ibistatic.pickles)
 CACHE_VERSION = 5
 
 
