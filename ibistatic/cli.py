@@ -12,7 +12,7 @@ import argparse
 import importlib
 import sys
 
-from .errors import IbiSyntaxError, IbistaticError, printable
+from .errors import IbistaticError, IbiSyntaxError, printable
 
 # Order is the order of `ibistatic --help`.
 COMMANDS = (

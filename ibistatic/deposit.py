@@ -54,7 +54,13 @@ from .core.facts import DC_ELEMENTS
 from .core.ibip import as_seconds, check_port, ibip_prefix, make_ibip
 from .core.identifiers import Ibi, parse_ibi
 from .core.languages import parse_language_tag
-from .core.minting import as_granularity, iso_date, repository_prefix, repository_suffix, subsystem_name
+from .core.minting import (
+    as_granularity,
+    iso_date,
+    repository_prefix,
+    repository_suffix,
+    subsystem_name,
+)
 from .core.model import Item
 from .distributor import Reservation, TemporalDistributor, check_not_future
 from .errors import IbistaticError, IbiSyntaxError, UsageError
@@ -139,7 +145,9 @@ def _host(setting: _Setting, port: int | None) -> str | None:
         raise setting.fail("a host name such as mtc-m18.sid.inpe.br")
     host = setting.value.strip()
     if _is_ip(host):
-        raise setting.fail("a host name, not an IP address (an IP address goes to --ip / deposit-ip)")
+        raise setting.fail(
+            "a host name, not an IP address (an IP address goes to --ip / deposit-ip)"
+        )
     try:
         repository_prefix(host, port)
     except IbiSyntaxError as error:
@@ -245,9 +253,13 @@ def _doc_names(files: Sequence[Path]) -> list[str]:
         if not path.is_file():
             raise UsageError(f"FILE {str(file)!r}: not a regular file")
         if path.name.startswith("."):
-            raise UsageError(f"FILE {str(file)!r}: a name starting with '.' is hidden from the crawler")
+            raise UsageError(
+                f"FILE {str(file)!r}: a name starting with '.' is hidden from the crawler"
+            )
         if path.name in names:
-            raise UsageError(f"FILE {str(file)!r}: its name {path.name!r} is already taken by {str(names[path.name])!r}")
+            raise UsageError(
+                f"FILE {str(file)!r}: its name {path.name!r} is already taken by {str(names[path.name])!r}"
+            )
         names[path.name] = path
     return list(names)
 
@@ -256,7 +268,10 @@ def _target(names: list[str], target: str | None) -> str:
     if target is None:
         if len(names) == 1:
             return names[0]
-        raise UsageError(f"--target is needed with {len(names)} files: name the default file, one of " + ", ".join(names))
+        raise UsageError(
+            f"--target is needed with {len(names)} files: name the default file, one of "
+            + ", ".join(names)
+        )
     if target not in names:
         raise UsageError(f"--target {target!r} is not one of the files: " + ", ".join(names))
     return target
@@ -276,7 +291,9 @@ def _dc_value(element: str, value: Any) -> str:
         return value
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)
-    raise UsageError(f"Dublin Core {element}: found {value!r}; expected text (quote it in YAML) or a list of texts")
+    raise UsageError(
+        f"Dublin Core {element}: found {value!r}; expected text (quote it in YAML) or a list of texts"
+    )
 
 
 def dublin_core(metadata: Mapping[str, Any] | None) -> dict[str, str | list[str]]:
@@ -284,14 +301,21 @@ def dublin_core(metadata: Mapping[str, Any] | None) -> dict[str, str | list[str]
     if metadata is None:
         return {}
     if not isinstance(metadata, Mapping):
-        raise UsageError(f"metadata: found {type(metadata).__name__}; expected a mapping of Dublin Core element to text")
+        raise UsageError(
+            f"metadata: found {type(metadata).__name__}; expected a mapping of Dublin Core element to text"
+        )
     out: dict[str, str | list[str]] = {}
     for element, value in metadata.items():
         if element not in DC_ELEMENTS:
-            raise UsageError(f"Dublin Core element {element!r} unknown; expected one of " + ", ".join(DC_ELEMENTS))
+            raise UsageError(
+                f"Dublin Core element {element!r} unknown; expected one of "
+                + ", ".join(DC_ELEMENTS)
+            )
         if isinstance(value, list):
             if not value:
-                raise UsageError(f"Dublin Core {element}: an empty list; expected at least one text")
+                raise UsageError(
+                    f"Dublin Core {element}: an empty list; expected at least one text"
+                )
             out[element] = [_dc_value(element, v) for v in value]
         else:
             out[element] = _dc_value(element, value)
@@ -318,7 +342,9 @@ def read_metadata_file(path: Path | str) -> dict[str, Any]:
     except yaml.YAMLError as error:
         raise UsageError(f"--metadata {path}: malformed YAML: {error}") from None
     if not isinstance(raw, dict):
-        raise UsageError(f"--metadata {path}: expected a YAML mapping of Dublin Core element to text")
+        raise UsageError(
+            f"--metadata {path}: expected a YAML mapping of Dublin Core element to text"
+        )
     return raw
 
 
@@ -358,21 +384,30 @@ def _read_linked(archive: Path, option: str, text: str, relative: str) -> Item:
         errors = "; ".join(str(p) for p in problems if p.severity == "error")
         raise UsageError(f"{option} {text}: its item.yaml has errors: {errors}")
     if item.state == "Copy":
-        raise UsageError(f"{option} {text}: {relative} is a Copy here; link it in the Archive that holds the original")
+        raise UsageError(
+            f"{option} {text}: {relative} is a Copy here; link it in the Archive that holds the original"
+        )
     return item
 
 
 def _check_edition(linked: _Linked, item: Item) -> None:
     if item.next_edition is not None:
-        raise UsageError(f"--edition-of {linked.given}: {linked.relative} already has a next edition, {item.next_edition.text}")
+        raise UsageError(
+            f"--edition-of {linked.given}: {linked.relative} already has a next edition, {item.next_edition.text}"
+        )
 
 
 def _check_translation(linked: _Linked, item: Item, language: str) -> None:
     if item.language == language:
-        raise UsageError(f"--translation-of {linked.given}: {linked.relative} is itself in {language}")
+        raise UsageError(
+            f"--translation-of {linked.given}: {linked.relative} is itself in {language}"
+        )
     existing = dict(item.translations).get(language)
     if existing is not None:
-        raise UsageError(f"--translation-of {linked.given}: {linked.relative} already has a translation in {language}, {existing.text}")
+        raise UsageError(
+            f"--translation-of {linked.given}: {linked.relative} already has a translation in "
+            f"{language}, {existing.text}"
+        )
 
 
 # --- the deposit ---------------------------------------------------------------------
@@ -400,8 +435,14 @@ def deposit(
     """
     archive = Path(archive)
     request = _checked(
-        archive, files, target=target, metadata=metadata, language=language, edition_of=edition_of,
-        translation_of=translation_of, subsystem=resolve_subsystem(
+        archive,
+        files,
+        target=target,
+        metadata=metadata,
+        language=language,
+        edition_of=edition_of,
+        translation_of=translation_of,
+        subsystem=resolve_subsystem(
             archive, _read_archive(archive), host=host, ip=ip, port=port, granularity=granularity
         ),
     )
@@ -421,17 +462,23 @@ def deposit(
     return done
 
 
-def _checked(archive: Path, files, *, target, metadata, language, edition_of, translation_of, subsystem) -> _Request:
+def _checked(
+    archive: Path, files, *, target, metadata, language, edition_of, translation_of, subsystem
+) -> _Request:
     """Everything a deposit can check before minting, as a _Request."""
     paths = [Path(f) for f in files]
     names = _doc_names(paths)
     fields: dict[str, Any] = {"target": _target(names, target)}
     language = _language("--language", language)
     if translation_of is not None and language is None:
-        raise UsageError(f"--translation-of {translation_of} needs --language: the language of the translation")
+        raise UsageError(
+            f"--translation-of {translation_of} needs --language: the language of the translation"
+        )
     fields["language"] = language
     edition = _find(archive, "--edition-of", edition_of) if edition_of is not None else None
-    original = _find(archive, "--translation-of", translation_of) if translation_of is not None else None
+    original = (
+        _find(archive, "--translation-of", translation_of) if translation_of is not None else None
+    )
     if edition is not None:
         _check_edition(edition, edition.item)
     if original is not None:
@@ -456,20 +503,26 @@ class _Request:
     language: str | None
 
 
-def _mint_and_place(request: _Request, built: Path, now: Fraction | None) -> tuple[Deposited, Reservation]:
+def _mint_and_place(
+    request: _Request, built: Path, now: Fraction | None
+) -> tuple[Deposited, Reservation]:
     """Under the distributor's lock: take the next date, write item.yaml, move the
     repository into place, and only then let the new memory stand.  Whatever fails
     before that leaves the memory as it was (see TemporalDistributor.reserved)."""
     archive, subsystem = request.archive, request.subsystem
     prefix = repository_prefix(subsystem.host, subsystem.port)
-    distributor = TemporalDistributor(state_path(archive, subsystem), subsystem.granularity, subsystem=prefix)
+    distributor = TemporalDistributor(
+        state_path(archive, subsystem), subsystem.granularity, subsystem=prefix
+    )
     with distributor.reserved(now) as reservation:
         date = reservation.date
         repository = f"{prefix}/{repository_suffix(date)}"
         ibip = make_ibip(subsystem.ip, subsystem.port, date) if subsystem.ip is not None else None
         timestamp = iso_date(date)
         head = {"state": "Original", "ibip": ibip, "timestamp": timestamp}
-        descriptor = {key: value for key, value in {**head, **request.fields}.items() if value is not None}
+        descriptor = {
+            key: value for key, value in {**head, **request.fields}.items() if value is not None
+        }
         final = archive.joinpath(*repository.split("/"))
         try:
             _write_descriptor(built, descriptor)
@@ -486,7 +539,9 @@ def _mint_and_place(request: _Request, built: Path, now: Fraction | None) -> tup
         except OSError as error:
             raise DepositError(f"cannot deposit {repository} into {archive}: {error}") from None
     linked = tuple(
-        archive.joinpath(*link.relative.split("/"), "item.yaml") for link in (request.edition, request.original) if link
+        archive.joinpath(*link.relative.split("/"), "item.yaml")
+        for link in (request.edition, request.original)
+        if link
     )
     return Deposited(repository, ibip, final, date, timestamp, linked), reservation
 
@@ -576,7 +631,9 @@ def _copy_files(directory: Path, paths: list[Path], names: list[str]) -> Path:
                 os.fsync(writer.fileno())
         _fsync_directory(doc)
     except OSError as error:
-        raise DepositError(f"cannot copy the files to deposit into {directory.parent}: {error}") from None
+        raise DepositError(
+            f"cannot copy the files to deposit into {directory.parent}: {error}"
+        ) from None
     return directory
 
 
@@ -589,12 +646,17 @@ def _write_descriptor(directory: Path, descriptor: Mapping) -> None:
     _fsync_directory(directory)
 
 
-def _self_check(archive: Path, repository: str, directory: Path, descriptor: Mapping, names: tuple[str, ...]) -> None:
+def _self_check(
+    archive: Path, repository: str, directory: Path, descriptor: Mapping, names: tuple[str, ...]
+) -> None:
     """The descriptor just written must validate with no problem at all."""
     raw = yaml.safe_load((directory / "item.yaml").read_text(encoding="utf-8"))
     _, problems = read_item(archive.name, repository, raw, names, descriptor["timestamp"])
     if problems:
-        raise DepositError(f"the item.yaml made for {repository} does not validate: " + "; ".join(map(str, problems)))
+        raise DepositError(
+            f"the item.yaml made for {repository} does not validate: "
+            + "; ".join(map(str, problems))
+        )
 
 
 def _recheck(archive: Path, link: _Linked, language: str | None) -> None:
@@ -611,7 +673,12 @@ def _link(request: _Request, repository: str, workspace: Path) -> None:
     archive = request.archive
     try:
         if request.edition is not None:
-            _rewrite(archive, request.edition.relative, lambda raw: raw.__setitem__("next-edition", repository), workspace)
+            _rewrite(
+                archive,
+                request.edition.relative,
+                lambda raw: raw.__setitem__("next-edition", repository),
+                workspace,
+            )
         if request.original is not None:
             change = partial(_add_translation, language=request.language, repository=repository)
             _rewrite(archive, request.original.relative, change, workspace)
@@ -621,7 +688,10 @@ def _link(request: _Request, repository: str, workspace: Path) -> None:
 
 def _add_translation(raw: dict, language: str, repository: str) -> None:
     translations = raw.get("translations")
-    raw["translations"] = {**(translations if isinstance(translations, dict) else {}), language: repository}
+    raw["translations"] = {
+        **(translations if isinstance(translations, dict) else {}),
+        language: repository,
+    }
 
 
 def _rewrite(archive: Path, relative: str, change: Callable[[dict], None], workspace: Path) -> None:
@@ -675,14 +745,18 @@ def _move(source: Path, destination: Path) -> None:
     leave only a hand-made directory to collide with).
     """
     if _renameat2 is not None:
-        result = _renameat2(_AT_FDCWD, os.fsencode(source), _AT_FDCWD, os.fsencode(destination), _RENAME_NOREPLACE)
+        result = _renameat2(
+            _AT_FDCWD, os.fsencode(source), _AT_FDCWD, os.fsencode(destination), _RENAME_NOREPLACE
+        )
         if result == 0:
             return
         code = ctypes.get_errno()
         if code == errno.EEXIST:
             raise _exists(destination)
         if code not in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP):
-            raise DepositError(f"cannot move the new repository to {destination}: {os.strerror(code)}")
+            raise DepositError(
+                f"cannot move the new repository to {destination}: {os.strerror(code)}"
+            )
     if os.path.lexists(destination):
         raise _exists(destination)
     os.rename(source, destination)

@@ -165,7 +165,9 @@ class TemporalDistributor:
             "seconds as a decimal string; refusing to mint without the memory"
         )
 
-    def distribute(self, now: Fraction | str | int | None = None, *, wait: bool = True) -> Distribution:
+    def distribute(
+        self, now: Fraction | str | int | None = None, *, wait: bool = True
+    ) -> Distribution:
         """One request: the whole of Algorithm 4, memory included.
 
         ``now`` is the current date (POSIX seconds); None reads the clock once the lock
@@ -252,7 +254,9 @@ class TemporalDistributor:
         """The state file's bytes replaced atomically and durably."""
         directory = self.state_path.parent
         try:
-            fd, temporary = tempfile.mkstemp(dir=directory, prefix=f".{self.state_path.name}.", suffix=".tmp")
+            fd, temporary = tempfile.mkstemp(
+                dir=directory, prefix=f".{self.state_path.name}.", suffix=".tmp"
+            )
         except OSError as error:
             raise self._error("cannot write", error) from None
         try:
@@ -274,7 +278,9 @@ class TemporalDistributor:
             return 0o644
 
     def _error(self, doing: str, error: OSError) -> DistributorStateError:
-        return DistributorStateError(f"{doing} the distributor state {self.state_path}: {error.strerror or error}")
+        return DistributorStateError(
+            f"{doing} the distributor state {self.state_path}: {error.strerror or error}"
+        )
 
 
 def _fsync_directory(directory: Path) -> None:

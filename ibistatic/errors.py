@@ -92,7 +92,9 @@ class IbiSyntaxError(IbistaticError, ValueError):
 
     exit_code = 2
 
-    def __init__(self, text: str, position: int, expected: str, what: str = "IBI", hint: str = "") -> None:
+    def __init__(
+        self, text: str, position: int, expected: str, what: str = "IBI", hint: str = ""
+    ) -> None:
         self.text = text
         self.position = max(0, min(position, len(text)))
         self.expected = expected

@@ -56,7 +56,11 @@ def in_process() -> Iterator[None]:
         _IN_PROCESS -= 1
 
 
-def run_shares(work: Callable[[int, Any], Any], progress: Callable[[int], None] | None = None, doing: str = "running a job in forked processes") -> Iterator:
+def run_shares(
+    work: Callable[[int, Any], Any],
+    progress: Callable[[int], None] | None = None,
+    doing: str = "running a job in forked processes",
+) -> Iterator:
     """work(0, counter), ..., work(WORKERS - 1, counter), each run in a forked process;
     `progress(units counted so far)` is called about ten times a second meanwhile.
     Once all are done, the results are read back one at a time, as they are iterated
@@ -107,8 +111,10 @@ def _raise_failure(share: int, process, folder: str, doing: str) -> None:
         with open(failed, "rb") as handle:
             raise pickle.load(handle)
     if process.exitcode != 0 or not os.path.exists(_result_path(folder, share)):
-        raise WorkerDied(f"{doing}: a worker process {_how_it_ended(process.exitcode)} (share {share + 1} of {WORKERS}); "
-                         "nothing was published, the previous output is unchanged")
+        raise WorkerDied(
+            f"{doing}: a worker process {_how_it_ended(process.exitcode)} (share {share + 1} of {WORKERS}); "
+            "nothing was published, the previous output is unchanged"
+        )
 
 
 def _how_it_ended(exitcode: int | None) -> str:

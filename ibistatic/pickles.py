@@ -26,14 +26,30 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-__all__ = ["dump_mapping", "load_mapping", "CHUNK", "save_sealed", "load_sealed", "Untrusted", "key_path"]
+__all__ = [
+    "dump_mapping",
+    "load_mapping",
+    "CHUNK",
+    "save_sealed",
+    "load_sealed",
+    "Untrusted",
+    "key_path",
+]
 
 CHUNK = 5000
 MAGIC = b"ibistatic sealed pickles 1\n"
 _MAC_SIZE = hashlib.sha256().digest_size
 _BLOCK = 1 << 20
 #: what unpickling a verified file may still raise (a file of an older version)
-_STALE = (pickle.UnpicklingError, EOFError, AttributeError, ImportError, ValueError, TypeError, IndexError)
+_STALE = (
+    pickle.UnpicklingError,
+    EOFError,
+    AttributeError,
+    ImportError,
+    ValueError,
+    TypeError,
+    IndexError,
+)
 
 
 class Untrusted(Exception):
@@ -44,7 +60,7 @@ def dump_mapping(handle: IO[bytes], mapping: Mapping, chunk: int = CHUNK) -> Non
     """Write `mapping` as lists of at most `chunk` (key, value) pairs, ended by None."""
     entries = list(mapping.items())
     for start in range(0, len(entries), chunk):
-        pickle.dump(entries[start:start + chunk], handle, protocol=pickle.HIGHEST_PROTOCOL)
+        pickle.dump(entries[start : start + chunk], handle, protocol=pickle.HIGHEST_PROTOCOL)
     pickle.dump(None, handle, protocol=pickle.HIGHEST_PROTOCOL)
 
 
@@ -57,7 +73,9 @@ def load_mapping(handle: IO[bytes]) -> dict:
 
 
 def key_path() -> Path:
-    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(
+        os.path.expanduser("~"), ".local", "state"
+    )
     return Path(base) / "ibistatic" / "cache-key"
 
 
@@ -165,6 +183,6 @@ def _verify(file: IO[bytes], kind: str) -> None:
     mac = _mac(_key(), kind)
     while block := file.read(_BLOCK):
         mac.update(block)
-    if not hmac.compare_digest(mac.digest(), header[len(MAGIC):]):
+    if not hmac.compare_digest(mac.digest(), header[len(MAGIC) :]):
         raise Untrusted("its authentication code does not verify (changed by someone, or damaged)")
     file.seek(len(header))

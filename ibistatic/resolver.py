@@ -50,7 +50,9 @@ class Resolver:
             return True
         return False
 
-    def resolve(self, url, accept_language: str | None = None, client_ip: str | None = None) -> Resolution:
+    def resolve(
+        self, url, accept_language: str | None = None, client_ip: str | None = None
+    ) -> Resolution:
         """Resolve a persistent URL, or a bare IBI with modifiers, path and query.
 
         `client_ip` is accepted for the standard's clientinformation.ipaddress; the URLs
@@ -67,7 +69,9 @@ class Resolver:
         memo_key = (url, accept_language)
         result = self._memo.get(memo_key)
         if result is None:
-            result = resolve_url(self.views, parse_persistent_url(_iri_to_uri(url)), accept_language)
+            result = resolve_url(
+                self.views, parse_persistent_url(_iri_to_uri(url)), accept_language
+            )
             if len(self._memo) >= self.MEMO_SIZE:
                 self._memo.clear()  # simple and bounded: a lookup burst refills it
             self._memo[memo_key] = result
@@ -106,8 +110,16 @@ def resolve_url(views: Sequence, parsed, accept_language: str | None = None) -> 
     from .core.languages import parse_accept_language
     from .core.resolution import resolve
 
-    languages = [tag for tag, q in parse_accept_language(accept_language) if q > 0 and tag != "*"] if accept_language else []
+    languages = (
+        [tag for tag, q in parse_accept_language(accept_language) if q > 0 and tag != "*"]
+        if accept_language
+        else []
+    )
     return resolve(
-        views, parsed.ibi, parsed.verbs,
-        filepath=parsed.filepath, required_status=parsed.required_status, languages=languages,
+        views,
+        parsed.ibi,
+        parsed.verbs,
+        filepath=parsed.filepath,
+        required_status=parsed.required_status,
+        languages=languages,
     )

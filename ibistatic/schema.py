@@ -83,8 +83,11 @@ class Schema:
         self._spellings = {_spelling(key): key for key in self.keys}
         self._one_of = "one of " + ", ".join(self.keys)
         # what read() needs of each field, looked up once here rather than once per item
-        self._steps = tuple((f.key, f.name, f.read, f.required, f.expected, f.absent, callable(f.absent))
-                            for f in fields if f.read is not None)
+        self._steps = tuple(
+            (f.key, f.name, f.read, f.required, f.expected, f.absent, callable(f.absent))
+            for f in fields
+            if f.read is not None
+        )
 
     def suggestion(self, key: Any) -> str | None:
         """The known key `key` probably meant (another spelling, a typo), or None."""

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import html
 import threading
-from http import HTTPStatus
 import time
+from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from urllib.parse import urlsplit
 
@@ -68,16 +68,31 @@ class _Handler(BaseHTTPRequestHandler):
         service = self._service_answer(resolver, target)
         if service is not None:
             status, text = service
-            self._send(status, "text/plain; charset=us-ascii", text.encode("ascii", "replace"), body)
+            self._send(
+                status, "text/plain; charset=us-ascii", text.encode("ascii", "replace"), body
+            )
             return
         try:
             result = resolver.resolve(target.lstrip("/"), self.headers.get("Accept-Language"))
         except IbistaticError as error:
-            self._page(HTTPStatus.BAD_REQUEST, "Not a persistent URL", str(error).splitlines()[0], target, body)
+            self._page(
+                HTTPStatus.BAD_REQUEST,
+                "Not a persistent URL",
+                str(error).splitlines()[0],
+                target,
+                body,
+            )
             return
         answer = http_answer(result, result.asked)
         if answer.location is None:
-            self._page(HTTPStatus(answer.status), result.alert, result.message, target, body, answer.headers)
+            self._page(
+                HTTPStatus(answer.status),
+                result.alert,
+                result.message,
+                target,
+                body,
+                answer.headers,
+            )
             return
         self.send_response(answer.status)
         for name, value in answer.headers:
@@ -96,19 +111,31 @@ class _Handler(BaseHTTPRequestHandler):
             return None
         for view in resolver.views:
             info = view.info
-            if key in {info.service_ibi.key} | ({info.service_ibip.key} if info.service_ibip else set()):
+            if key in {info.service_ibi.key} | (
+                {info.service_ibip.key} if info.service_ibip else set()
+            ):
                 try:
                     query = dict(decode_query(parts.query))
-                    return HTTPStatus.OK, wire_text(archive_response(view, query, self.urlkey, self.filtered))
+                    return HTTPStatus.OK, wire_text(
+                        archive_response(view, query, self.urlkey, self.filtered)
+                    )
                 except IbistaticError as error:
-                    return HTTPStatus.BAD_REQUEST, "bad service request: " + str(error).splitlines()[0] + "\r\n"
+                    return HTTPStatus.BAD_REQUEST, "bad service request: " + str(
+                        error
+                    ).splitlines()[0] + "\r\n"
         return None
 
-    def _page(self, status: HTTPStatus, title: str, message: str, url: str, body: bool, headers=()) -> None:
-        page = _PAGE.format(title=html.escape(title), message=html.escape(message), url=html.escape(url))
+    def _page(
+        self, status: HTTPStatus, title: str, message: str, url: str, body: bool, headers=()
+    ) -> None:
+        page = _PAGE.format(
+            title=html.escape(title), message=html.escape(message), url=html.escape(url)
+        )
         self._send(status, "text/html; charset=utf-8", page.encode("utf-8"), body, headers)
 
-    def _send(self, status: HTTPStatus, content_type: str, data: bytes, body: bool, headers=()) -> None:
+    def _send(
+        self, status: HTTPStatus, content_type: str, data: bytes, body: bool, headers=()
+    ) -> None:
         self.send_response(status)
         for name, value in headers:
             self.send_header(name, value)
@@ -134,15 +161,22 @@ class _Server(HTTPServer):
 
 
 def make_server(
-    index_dir, bind: str = "127.0.0.1", port: int = 8000, quiet: bool = True,
-    urlkey=new_urlkey, filtered: bool = True,
+    index_dir,
+    bind: str = "127.0.0.1",
+    port: int = 8000,
+    quiet: bool = True,
+    urlkey=new_urlkey,
+    filtered: bool = True,
 ) -> HTTPServer:
     """A server (not yet serving) answering from the index at `index_dir`.  `urlkey`
     makes the key of each urlRequest answer (fixed in tests that compare bytes);
     `filtered=False` answers urlRequest without FILTRARLISTADEURL."""
     attributes = {
-        "resolver": Resolver(index_dir), "lock": threading.Lock(), "quiet": quiet,
-        "urlkey": staticmethod(urlkey), "filtered": filtered,
+        "resolver": Resolver(index_dir),
+        "lock": threading.Lock(),
+        "quiet": quiet,
+        "urlkey": staticmethod(urlkey),
+        "filtered": filtered,
     }
     handler = type("Handler", (_Handler,), attributes)
     return _Server((bind, port), handler)

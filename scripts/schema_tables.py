@@ -24,14 +24,18 @@ from ibistatic.config import CONFIG_SCHEMA  # noqa: E402
 
 SCHEMAS = {schema.descriptor: schema for schema in (CONFIG_SCHEMA, ARCHIVE_SCHEMA, ITEM_SCHEMA)}
 DOCS = (ROOT / "docs" / "configuration.md", ROOT / "docs" / "archive-format.md")
-BLOCK = re.compile(r"(<!-- schema: (?P<name>\S+) [^\n]*-->\n)(?P<table>.*?)(<!-- end of schema -->)", re.S)
+BLOCK = re.compile(
+    r"(<!-- schema: (?P<name>\S+) [^\n]*-->\n)(?P<table>.*?)(<!-- end of schema -->)", re.S
+)
 
 
 def rendered(text: str) -> str:
     """`text` with every schema block's table made anew from its schema."""
+
     def table(match: re.Match) -> str:
         schema = SCHEMAS[match["name"]]  # an unknown name is a mistake in the page: let it raise
         return match[1] + schema.markdown_table() + match[4]
+
     return BLOCK.sub(table, text)
 
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs everything the test suite needs on a fresh machine, then runs the whole suite.
+# Installs everything the test suite needs on a fresh machine, checks the code's format and
+# lint (ruff), then runs the whole suite.
 # Python packages come from PyPI; chromium, nginx, Apache, wrk and node.js from Debian when missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,5 +22,9 @@ if [ ${#need[@]} -gt 0 ]; then
     echo "warning: cannot install ${need[*]} (not root or no apt-get)" >&2
   fi
 fi
+
+# Style first: a file ruff would reformat, or a lint error, fails the script before pytest runs.
+python3 -m ruff format --check .
+python3 -m ruff check .
 
 python3 -m pytest -q "$@"

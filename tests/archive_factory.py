@@ -10,11 +10,15 @@ import yaml
 def write_archive(root: Path, address: str, service: str, **extra) -> Path:
     root.mkdir(parents=True, exist_ok=True)
     descriptor = {"address": address, "service-ibi": service, **extra}
-    (root / "archive.yaml").write_text(yaml.safe_dump(descriptor, allow_unicode=True), encoding="utf-8")
+    (root / "archive.yaml").write_text(
+        yaml.safe_dump(descriptor, allow_unicode=True), encoding="utf-8"
+    )
     return root
 
 
-def write_item(root: Path, repository: str, files: dict[str, str] | None = None, **descriptor) -> Path:
+def write_item(
+    root: Path, repository: str, files: dict[str, str] | None = None, **descriptor
+) -> Path:
     """A uniform repository at `repository` with item.yaml from `descriptor` (keys with
     '_' spelled '-') and the given doc/ files (name -> text)."""
     directory = root.joinpath(*repository.split("/"))

@@ -51,8 +51,12 @@ def node_answers(site: Path, cases: list[tuple[str, list[str]]]) -> list[dict]:
     resolution's fields, or for a request that is no persistent URL its error (the
     message the command line prints, the caret position, what was expected)."""
     done = subprocess.run(
-        [NODE, "-e", NODE_SCRIPT, str(site)], input=json.dumps(cases),
-        capture_output=True, text=True, timeout=120, check=True,
+        [NODE, "-e", NODE_SCRIPT, str(site)],
+        input=json.dumps(cases),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
     )
     return json.loads(done.stdout)
 

@@ -35,13 +35,23 @@ ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "ibistatic" / "sample_archive"
 SITE_HOST = "ibi.example.org"
 SITE_URL = f"http://{SITE_HOST}/"
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+CHROMIUM = (
+    shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+)
 #: the flags the brief asks for, plus those that keep Chromium's own services quiet
 #: (HTTPS upgrades would send TLS handshakes to the loopback servers)
 CHROMIUM_FLAGS = (
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    "--disable-default-apps", "--no-default-browser-check", "--disable-domain-reliability",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-default-apps",
+    "--no-default-browser-check",
+    "--disable-domain-reliability",
     "--disable-client-side-phishing-detection",
     "--disable-features=HttpsUpgrades,HttpsFirstBalancedModeAutoEnable,MediaRouter,OptimizationHints,Translate",
 )
@@ -49,7 +59,14 @@ CHROMIUM_FLAGS = (
 BACKGROUND_HOSTS = ("google.com", "googleapis.com", "gvt1.com", "gstatic.com")
 
 
-def write_config(directory: Path, archives, *, site_url: str = SITE_URL, modifiers="default", output: str = "site") -> Path:
+def write_config(
+    directory: Path,
+    archives,
+    *,
+    site_url: str = SITE_URL,
+    modifiers="default",
+    output: str = "site",
+) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     config = {
         "site-url": site_url,
@@ -76,7 +93,8 @@ def tree_bytes(root: Path) -> dict[str, bytes]:
     """Every file under `root` (relative path -> bytes)."""
     return {
         str(path.relative_to(root)): path.read_bytes()
-        for path in sorted(root.rglob("*")) if path.is_file()
+        for path in sorted(root.rglob("*"))
+        if path.is_file()
     }
 
 
@@ -102,7 +120,13 @@ class _Log:
 
     def add(self, handler: http.server.BaseHTTPRequestHandler) -> None:
         with self.lock:
-            self.requests.append(Request(handler.headers.get("Host", ""), handler.path, handler.headers.get("Accept-Language")))
+            self.requests.append(
+                Request(
+                    handler.headers.get("Host", ""),
+                    handler.path,
+                    handler.headers.get("Accept-Language"),
+                )
+            )
 
     def snapshot(self) -> list[Request]:
         with self.lock:
@@ -122,7 +146,9 @@ class _Quiet:
 @contextlib.contextmanager
 def _serving(handler_class):
     server = _Server(("127.0.0.1", 0), handler_class)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread = threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+    )
     thread.start()
     try:
         yield server
@@ -209,14 +235,24 @@ class LandingServer:
 
 def foreign(requests: list[Request]) -> list[Request]:
     """Requests that are not Chromium's own background traffic."""
-    return [r for r in requests if not any(r.host.split(":")[0].endswith(h) for h in BACKGROUND_HOSTS)]
+    return [
+        r for r in requests if not any(r.host.split(":")[0].endswith(h) for h in BACKGROUND_HOSTS)
+    ]
 
 
 # ----------------------------------------------------------------------------------
 # Chromium
 
 
-def chromium_dom(url: str, site_port: int, landing_port: int, *, accept_language: str = "en-US,en", budget_ms: int = 5000, timeout: float = 60) -> str:
+def chromium_dom(
+    url: str,
+    site_port: int,
+    landing_port: int,
+    *,
+    accept_language: str = "en-US,en",
+    budget_ms: int = 5000,
+    timeout: float = 60,
+) -> str:
     """The DOM after loading `url` (and following its redirects) in a fresh headless
     Chromium, with `accept_language` as the browser's languages.
 
@@ -227,22 +263,39 @@ def chromium_dom(url: str, site_port: int, landing_port: int, *, accept_language
     if CHROMIUM is None:
         raise RuntimeError("chromium is not installed")
     for attempt in range(3):
-        dom = _dump_dom(url, site_port, landing_port, accept_language, budget_ms * (attempt + 1), timeout)
+        dom = _dump_dom(
+            url, site_port, landing_port, accept_language, budget_ms * (attempt + 1), timeout
+        )
         if "<html" in dom:
             return dom
     return dom
 
 
-def _dump_dom(url: str, site_port: int, landing_port: int, accept_language: str, budget_ms: int, timeout: float) -> str:
+def _dump_dom(
+    url: str,
+    site_port: int,
+    landing_port: int,
+    accept_language: str,
+    budget_ms: int,
+    timeout: float,
+) -> str:
     rules = f"MAP {SITE_HOST} 127.0.0.1:{site_port}, MAP * 127.0.0.1:{landing_port}"
     with tempfile.TemporaryDirectory(prefix="ibistatic-chromium-") as profile:
         command = [
-            CHROMIUM, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", f"--host-resolver-rules={rules}",
-            f"--accept-lang={accept_language}", "--dump-dom", f"--virtual-time-budget={budget_ms}", url,
+            CHROMIUM,
+            *CHROMIUM_FLAGS,
+            f"--user-data-dir={profile}",
+            f"--host-resolver-rules={rules}",
+            f"--accept-lang={accept_language}",
+            "--dump-dom",
+            f"--virtual-time-budget={budget_ms}",
+            url,
         ]
         result = subprocess.run(command, capture_output=True, timeout=timeout, check=False)
     if result.returncode != 0:
-        raise RuntimeError(f"chromium exited with {result.returncode}: {result.stderr.decode(errors='replace')[-2000:]}")
+        raise RuntimeError(
+            f"chromium exited with {result.returncode}: {result.stderr.decode(errors='replace')[-2000:]}"
+        )
     return result.stdout.decode("utf-8", errors="replace")
 
 
@@ -252,7 +305,7 @@ def landed_url(dom: str) -> str | None:
     if start < 0:
         return None
     end = dom.find("</p>", start)
-    return html.unescape(dom[start + len('<p id="landed">'):end])
+    return html.unescape(dom[start + len('<p id="landed">') : end])
 
 
 def page_attribute(dom: str, name: str) -> str | None:

@@ -15,7 +15,6 @@ import yaml
 from ibistatic.config import load_config
 from ibistatic.resolver import Resolver
 from ibistatic.site.build import build_site
-
 from test_identity import HOLDER, HOLDER_IBIP, assert_same_publication, holder_files
 from test_publish import make_project, snapshot
 
@@ -25,12 +24,22 @@ NOTE = (
     "remove the Archive from the configuration to withdraw it)"
 )
 BREAKAGES = {
-    "bad YAML": (lambda good: "address: [x\n", "error: mtc-m16c: archive.yaml: malformed YAML at line 2"),
-    "no address": (lambda good: good.replace("address:", "# address:"),
-                   "error: mtc-m16c: archive.yaml: address: nothing; expected the Archive's host[:port] (a required key)"),
-    "bad template": (lambda good: good + "file-url: 'http://{nope}/x'\n",
-                     "error: mtc-m16c: archive.yaml: file-url: field {nope} in 'http://{nope}/x'; expected only {address}"),
-    "removed": (None, "error: mtc-m16c: archive.yaml: no archive.yaml; expected an archive.yaml at the Archive root"),
+    "bad YAML": (
+        lambda good: "address: [x\n",
+        "error: mtc-m16c: archive.yaml: malformed YAML at line 2",
+    ),
+    "no address": (
+        lambda good: good.replace("address:", "# address:"),
+        "error: mtc-m16c: archive.yaml: address: nothing; expected the Archive's host[:port] (a required key)",
+    ),
+    "bad template": (
+        lambda good: good + "file-url: 'http://{nope}/x'\n",
+        "error: mtc-m16c: archive.yaml: file-url: field {nope} in 'http://{nope}/x'; expected only {address}",
+    ),
+    "removed": (
+        None,
+        "error: mtc-m16c: archive.yaml: no archive.yaml; expected an archive.yaml at the Archive root",
+    ),
 }
 
 
@@ -45,7 +54,7 @@ def break_archive(descriptor: Path, breakage: str) -> None:
 def reported(lines: list[str], message: str) -> None:
     """The archive.yaml error, then (after its other lines) the note."""
     error = next(n for n, line in enumerate(lines) if line.startswith(message))
-    assert NOTE in lines[error + 1:]
+    assert NOTE in lines[error + 1 :]
 
 
 @pytest.fixture
@@ -65,10 +74,16 @@ def test_a_broken_archive_yaml_keeps_the_archive_published(project, breakage):
         assert_same_publication(before, snapshot(config.output))  # pages and index records alike
         reported([str(p) for p in report.problems], BREAKAGES[breakage][1])
     assert Resolver(config.output).resolve(HOLDER_IBIP).url.endswith("CCSDS%20650.0-M-2.pdf")
-    descriptor.write_text(good.replace("mtc-m16c.sid.inpe.br", "mtc-m16c-new.sid.inpe.br"), encoding="utf-8")
+    descriptor.write_text(
+        good.replace("mtc-m16c.sid.inpe.br", "mtc-m16c-new.sid.inpe.br"), encoding="utf-8"
+    )
     report = build_site(config)  # fixed: published as it now is
     assert not any("mtc-m16c: archive.yaml" in str(p) for p in report.problems)
-    assert Resolver(config.output).resolve(HOLDER_IBIP).url.startswith("http://mtc-m16c-new.sid.inpe.br/")
+    assert (
+        Resolver(config.output)
+        .resolve(HOLDER_IBIP)
+        .url.startswith("http://mtc-m16c-new.sid.inpe.br/")
+    )
 
 
 def test_a_first_build_of_a_broken_archive_leaves_it_out(tmp_path):
@@ -84,7 +99,12 @@ def add_claimant(archive: Path) -> str:
     claimant = "sid.inpe.br/mtc-m19/2000/01.01.00.00"
     (archive / claimant / "doc").mkdir(parents=True)
     (archive / claimant / "doc" / "evil.pdf").write_text("not the report\n", encoding="utf-8")
-    descriptor = {"state": "Original", "ibip": HOLDER_IBIP, "timestamp": "2000-01-01T00:00:00Z", "target": "evil.pdf"}
+    descriptor = {
+        "state": "Original",
+        "ibip": HOLDER_IBIP,
+        "timestamp": "2000-01-01T00:00:00Z",
+        "target": "evil.pdf",
+    }
     (archive / claimant / "item.yaml").write_text(yaml.safe_dump(descriptor), encoding="utf-8")
     return claimant
 
@@ -104,8 +124,18 @@ def test_the_cli_reports_the_kept_archive_and_exits_1(project):
     config, descriptor, before = project
     break_archive(descriptor, "no address")
     run = subprocess.run(
-        [sys.executable, "-m", "ibistatic", "build", "--config", str(descriptor.parent.parent.parent / "ibistatic.yaml"), "--quiet"],
-        capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)},
+        [
+            sys.executable,
+            "-m",
+            "ibistatic",
+            "build",
+            "--config",
+            str(descriptor.parent.parent.parent / "ibistatic.yaml"),
+            "--quiet",
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)},
     )
     assert run.returncode == 1, run.stderr
     assert f"{BREAKAGES['no address'][1]}\n{NOTE}\n" in run.stderr
@@ -131,13 +161,22 @@ def test_watch_keeps_a_broken_archive_and_ignores_its_folders_until_fixed(tmp_pa
         # an item edited while the archive.yaml is broken stays as last published
         item = descriptor.parent / HOLDER / "item.yaml"
         since = len(watching.messages)
-        item.write_text(item.read_text(encoding="utf-8").replace("Reference Model", "Edited Model"), encoding="utf-8")
+        item.write_text(
+            item.read_text(encoding="utf-8").replace("Reference Model", "Edited Model"),
+            encoding="utf-8",
+        )
         wait_for(lambda: NOTE in watching.messages[since:], what="the note again")
         wait_for(watching.watcher.up_to_date, what="the republish to end")
         assert holder_files(snapshot(config.output)) == holder_files(before)
         since = len(watching.messages)
         descriptor.write_text(good, encoding="utf-8")
-        wait_for(lambda: "Edited Model" in (config.output / HOLDER / "index.html").read_text(encoding="utf-8"), what="the fix")
+        wait_for(
+            lambda: (
+                "Edited Model"
+                in (config.output / HOLDER / "index.html").read_text(encoding="utf-8")
+            ),
+            what="the fix",
+        )
         wait_for(watching.watcher.up_to_date, what="the republish to end")
         assert NOTE not in watching.messages[since:]
     finally:

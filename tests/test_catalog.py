@@ -47,7 +47,11 @@ DELETED = "sid.inpe.br/mtc-m19/2011/05.10.18.31"
 
 ESCAPES = [
     # (value, Markdown, why)
-    (HOSTILE_TITLE, "Mapa &#34;São José&#34; &#60;2014&#62; &#38; outros", "the sample's hostile title"),
+    (
+        HOSTILE_TITLE,
+        "Mapa &#34;São José&#34; &#60;2014&#62; &#38; outros",
+        "the sample's hostile title",
+    ),
     ("a_b*c*", "a&#95;b&#42;c&#42;", "emphasis"),
     ("[x](http://evil/)", "&#91;x&#93;(http://evil/)", "a link"),
     ("<script>alert(1)</script>", "&#60;script&#62;alert(1)&#60;/script&#62;", "raw HTML"),
@@ -58,7 +62,11 @@ ESCAPES = [
     ("&amp;", "&#38;amp;", "an entity stays text"),
     ("  two\nlines\t ", "two lines", "white space is one line"),
     ("bell\x07 stx\x02", "bell\ufffd stx\ufffd", "control characters are shown"),
-    ("sid.inpe.br/mtc-m18@80/2009/07.21.13.23", "sid.inpe.br/mtc-m18@80/2009/07.21.13.23", "an IBI is left alone"),
+    (
+        "sid.inpe.br/mtc-m18@80/2009/07.21.13.23",
+        "sid.inpe.br/mtc-m18@80/2009/07.21.13.23",
+        "an IBI is left alone",
+    ),
 ]
 
 
@@ -111,7 +119,13 @@ def test_escaped_text_renders_as_itself(value):
     assert cell.cells == ["x", expected]
 
 
-PREFIXES = [("catalog", "catalog/"), ("/catalog/", "catalog/"), ("a/b", "a/b/"), ("", ""), (".", "")]
+PREFIXES = [
+    ("catalog", "catalog/"),
+    ("/catalog/", "catalog/"),
+    ("a/b", "a/b/"),
+    ("", ""),
+    (".", ""),
+]
 
 
 @pytest.mark.parametrize("path, prefix", PREFIXES)
@@ -120,8 +134,14 @@ def test_page_prefix(path, prefix):
 
 
 def test_item_page_keeps_slashes_at_and_dots():
-    assert item_page("sid.inpe.br/mtc-m18@80/2009/07.21.13.23") == "catalog/items/sid.inpe.br/mtc-m18@80/2009/07.21.13.23.md"
-    assert item_page("iconet.com.br/banon/2009/09.09.22.01", ".") == "items/iconet.com.br/banon/2009/09.09.22.01.md"
+    assert (
+        item_page("sid.inpe.br/mtc-m18@80/2009/07.21.13.23")
+        == "catalog/items/sid.inpe.br/mtc-m18@80/2009/07.21.13.23.md"
+    )
+    assert (
+        item_page("iconet.com.br/banon/2009/09.09.22.01", ".")
+        == "items/iconet.com.br/banon/2009/09.09.22.01.md"
+    )
 
 
 # -- the pages of the sample --------------------------------------------------------------
@@ -140,7 +160,9 @@ def test_every_item_has_a_page_and_nothing_else_is_made(pages, sample_loaded):
     keys = _sample_keys(sample_loaded)
     assert len(keys) == 14
     expected = {"catalog/index.md", "catalog/archives/mtc-m16c.md", "catalog/archives/mtc-m16d.md"}
-    expected |= {f"catalog/years/{year}.md" for year in ("2008", "2009", "2011", "2012", "2013", "2014")}
+    expected |= {
+        f"catalog/years/{year}.md" for year in ("2008", "2009", "2011", "2012", "2013", "2014")
+    }
     expected |= {item_page(key) for key in keys}
     assert set(pages) == expected
     assert list(pages) == sorted(pages)
@@ -173,10 +195,21 @@ def test_item_page_sections(pages):
     assert "| repository name | sid.inpe.br/mtc-m18@80/2009/07.21.13.23 |" in page
     assert "| IBIp | 8JMKD3MGP8W/35MME4E |" in page
     assert "| creator | Consultative Committee for Space Data Systems |" in page
-    assert "| pt | [Inglês codificado em ASCII (CCSD0002)](<08.25.19.43.md>) | sid.inpe.br/mtc-m18@80/2009/08.25.19.43 |" in page
-    assert "- metadata item: [sid.inpe.br/mtc-m18@80/2009/07.21.13.23.47](<07.21.13.23.47.md>)" in page
-    assert "| [mtc-m16c](<../../../../archives/mtc-m16c.md>) | mtc-m16c.sid.inpe.br | Original | 2009-07-21T13:23:45Z |" in page
-    assert "| [mtc-m16d](<../../../../archives/mtc-m16d.md>) | mtc-m16d.sid.inpe.br | Copy | 2009-07-21T13:23:45Z |" in page
+    assert (
+        "| pt | [Inglês codificado em ASCII (CCSD0002)](<08.25.19.43.md>) | sid.inpe.br/mtc-m18@80/2009/08.25.19.43 |"
+        in page
+    )
+    assert (
+        "- metadata item: [sid.inpe.br/mtc-m18@80/2009/07.21.13.23.47](<07.21.13.23.47.md>)" in page
+    )
+    assert (
+        "| [mtc-m16c](<../../../../archives/mtc-m16c.md>) | mtc-m16c.sid.inpe.br | Original | 2009-07-21T13:23:45Z |"
+        in page
+    )
+    assert (
+        "| [mtc-m16d](<../../../../archives/mtc-m16d.md>) | mtc-m16d.sid.inpe.br | Copy | 2009-07-21T13:23:45Z |"
+        in page
+    )
     assert "(default file) | mtc-m16c |" in page
 
 
@@ -189,26 +222,46 @@ def test_editions_both_ways(pages):
     assert f"1. **{title}** (this item)\n2. [{title}](<../../mtc-m18/2012/07.12.18.08.md>)" in first
     assert f"- previous edition: [{title}](<../../mtc-m18@80/2009/07.21.14.43.md>)" in last
     assert "- next edition: none (this is the last edition)" in last
-    assert f"1. [{title}](<../../mtc-m18@80/2009/07.21.14.43.md>)\n2. **{title}** (this item)" in last
+    assert (
+        f"1. [{title}](<../../mtc-m18@80/2009/07.21.14.43.md>)\n2. **{title}** (this item)" in last
+    )
 
 
 def test_metadata_item_names_what_it_describes(pages):
     page = pages[item_page("sid.inpe.br/mtc-m19/2013/09.04.12.27.58")]
-    assert "- metadata of: [Sistema para resolução de IBI: relatório final](<09.04.12.27.57.md>)" in page
+    assert (
+        "- metadata of: [Sistema para resolução de IBI: relatório final](<09.04.12.27.57.md>)"
+        in page
+    )
 
 
 def test_deleted_item(pages):
     page = pages[item_page(DELETED)]
     assert "No Archive holds a live copy: the item was deleted." in page
-    assert "| (none) | [https://ibi.example.org/sid.inpe.br/mtc-m19/2011/05.10.18.31](<https://ibi.example.org/sid.inpe.br/mtc-m19/2011/05.10.18.31>) | deleted: the item was deleted |" in page
+    assert (
+        "| (none) | "
+        "[https://ibi.example.org/sid.inpe.br/mtc-m19/2011/05.10.18.31]"
+        "(<https://ibi.example.org/sid.inpe.br/mtc-m19/2011/05.10.18.31>) | deleted: the item was deleted |"
+        in page
+    )
     assert page.count("](<https://ibi.example.org/") == 1  # no other modifier answers
 
 
 def _project_with_problems(tmp_path: Path) -> Path:
-    archive = write_archive(tmp_path / "arch", "arch.example.org", "example.org/arch/2020/01.01.00.00")
-    write_item(archive, "example.org/arch/2020/01.01.00.01", state="Original", target="document.txt",
-               next_edition="example.org/arch/2020/09.09.09.09", dublin_core={"title": "Lonely"})
-    write_item(archive, "example.org/arch/2020/01.01.00.02", state="Sideways", target="document.txt")
+    archive = write_archive(
+        tmp_path / "arch", "arch.example.org", "example.org/arch/2020/01.01.00.00"
+    )
+    write_item(
+        archive,
+        "example.org/arch/2020/01.01.00.01",
+        state="Original",
+        target="document.txt",
+        next_edition="example.org/arch/2020/09.09.09.09",
+        dublin_core={"title": "Lonely"},
+    )
+    write_item(
+        archive, "example.org/arch/2020/01.01.00.02", state="Sideways", target="document.txt"
+    )
     return archive
 
 
@@ -219,7 +272,10 @@ def test_problems_are_listed(tmp_path):
     index = pages["catalog/index.md"]
     problems = sorted(loaded.problems)
     assert len(problems) == 2
-    assert f"## Problems\n\n2 problems found.\n\n- {escape(str(problems[0]))}\n- {escape(str(problems[1]))}\n" in index
+    assert (
+        f"## Problems\n\n2 problems found.\n\n- {escape(str(problems[0]))}\n- {escape(str(problems[1]))}\n"
+        in index
+    )
     page = pages[item_page("example.org/arch/2020/01.01.00.01")]
     dangling = next(p for p in problems if p.key == "next-edition")
     assert page.endswith(f"## Problems\n\n- {escape(str(dangling))}\n")
@@ -231,7 +287,10 @@ def test_catalog_at_the_root():
     loaded = load_archives([ROOT / "ibistatic" / "sample_archive" / "mtc-m16c"], SITE_URL)
     pages = catalog_pages(loaded, ".")
     assert "index.md" in pages and "archives/mtc-m16c.md" in pages
-    assert "[Back to the catalog](<../../../../index.md>)" in pages["items/sid.inpe.br/mtc-m18@80/2009/07.21.13.23.md"]
+    assert (
+        "[Back to the catalog](<../../../../index.md>)"
+        in pages["items/sid.inpe.br/mtc-m18@80/2009/07.21.13.23.md"]
+    )
 
 
 # -- mkdocs build --strict of the sample ---------------------------------------------------
@@ -239,17 +298,25 @@ def test_catalog_at_the_root():
 
 def _mkdocs(project: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "mkdocs", *args], cwd=project, capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "mkdocs", *args],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 
 def _project(directory: Path, plugin_options: dict, nav: list | None = None) -> Path:
     (directory / "docs").mkdir(parents=True)
-    (directory / "docs" / "index.md").write_text("# Our documents\n\nSee the catalog.\n", encoding="utf-8")
+    (directory / "docs" / "index.md").write_text(
+        "# Our documents\n\nSee the catalog.\n", encoding="utf-8"
+    )
     config = {"site_name": "Documents", "plugins": ["search", {"ibistatic": plugin_options}]}
     if nav is not None:
         config["nav"] = nav
-    (directory / "mkdocs.yml").write_text(yaml.safe_dump(config, allow_unicode=True), encoding="utf-8")
+    (directory / "mkdocs.yml").write_text(
+        yaml.safe_dump(config, allow_unicode=True), encoding="utf-8"
+    )
     return directory
 
 
@@ -323,7 +390,9 @@ def _expected_links(loaded, resolver: Resolver, key: str) -> list[tuple[str, str
     holders = loaded.holdings.holders(key)
     item = next((i for _, i in holders if i.state == "Original"), holders[0][1])
     ibi = item.ibip or item.repository
-    modifiers = list(MODIFIERS) + [f"+({tag})" for tag in sorted(tag for tag, _ in item.translations)]
+    modifiers = list(MODIFIERS) + [
+        f"+({tag})" for tag in sorted(tag for tag, _ in item.translations)
+    ]
     expected = []
     for modifier in modifiers:
         url = build_persistent_url(SITE_URL, ibi, parse_modifier(modifier))
@@ -355,7 +424,9 @@ def test_file_links_are_the_first_holders_urls(built, sample_loaded):
     item = view.item("iconet.com.br/banon/2009/09.09.22.01")
     urls = item_urls(view, item)
     rows = _built_page(built, item.key).tables["files"]
-    assert [(text.removesuffix(" (default file)"), href) for (text, href), _ in rows] == sorted(urls["files"].items())
+    assert [(text.removesuffix(" (default file)"), href) for (text, href), _ in rows] == sorted(
+        urls["files"].items()
+    )
     assert rows[0][0][0] == "@relatorio.pdf (default file)"
 
 
@@ -379,17 +450,23 @@ def test_nav_gets_the_catalog_when_the_users_nav_lacks_it(tmp_path):
     assert result.returncode == 0, result.stderr
     home = (project / "site" / "index.html").read_text(encoding="utf-8")
     assert re.search(r'<a href="catalog/" class="nav-link">Catalog</a>', home)
-    assert "not included in the \"nav\"" not in result.stderr
+    assert 'not included in the "nav"' not in result.stderr
 
 
 def test_archives_and_site_url_options(tmp_path):
     archive = ROOT / "ibistatic" / "sample_archive" / "mtc-m16c"
-    options = {"archives": [str(archive)], "site_url": "https://links.example.net", "path": "holdings"}
+    options = {
+        "archives": [str(archive)],
+        "site_url": "https://links.example.net",
+        "path": "holdings",
+    }
     project = _project(tmp_path / "p", options)
     result = _mkdocs(project, "build", "--strict")
     assert result.returncode == 0, result.stderr
     page = _built_page_at(project / "site" / "holdings", "sid.inpe.br/mtc-m18@80/2009/07.21.13.23")
-    assert page.tables["persistent-urls"][0][1][1] == "https://links.example.net/8JMKD3MGP8W/35MME4E"
+    assert (
+        page.tables["persistent-urls"][0][1][1] == "https://links.example.net/8JMKD3MGP8W/35MME4E"
+    )
 
 
 def _built_page_at(catalog: Path, key: str) -> _Page:
@@ -400,15 +477,27 @@ def _built_page_at(catalog: Path, key: str) -> _Page:
 
 OPTION_ERRORS = [
     ({}, "ibistatic: expected 'config' (an ibistatic.yaml) or 'archives' with 'site_url'"),
-    ({"archives": ["ARCHIVE"]}, "ibistatic: 'archives' needs 'site_url', the URL the persistent links are published at"),
-    ({"archives": ["ARCHIVE"], "config": "CONFIG"}, "ibistatic: give either 'config' or 'archives' (with 'site_url'), not both"),
+    (
+        {"archives": ["ARCHIVE"]},
+        "ibistatic: 'archives' needs 'site_url', the URL the persistent links are published at",
+    ),
+    (
+        {"archives": ["ARCHIVE"], "config": "CONFIG"},
+        "ibistatic: give either 'config' or 'archives' (with 'site_url'), not both",
+    ),
 ]
 
 
 @pytest.mark.parametrize("options, message", OPTION_ERRORS)
 def test_option_errors(tmp_path, options, message):
-    replace = {"ARCHIVE": str(ROOT / "ibistatic" / "sample_archive" / "mtc-m16c"), "CONFIG": str(SAMPLE_CONFIG)}
-    options = {k: ([replace[v] for v in value] if isinstance(value, list) else replace[value]) for k, value in options.items()}
+    replace = {
+        "ARCHIVE": str(ROOT / "ibistatic" / "sample_archive" / "mtc-m16c"),
+        "CONFIG": str(SAMPLE_CONFIG),
+    }
+    options = {
+        k: ([replace[v] for v in value] if isinstance(value, list) else replace[value])
+        for k, value in options.items()
+    }
     result = _mkdocs(_project(tmp_path / "p", options), "build")
     assert result.returncode != 0
     assert message in result.stderr
@@ -419,8 +508,14 @@ def test_strict_build_fails_on_archive_problems(tmp_path):
     project = _project(tmp_path / "p", {"archives": [str(archive)], "site_url": SITE_URL})
     result = _mkdocs(project, "build", "--strict")
     assert result.returncode != 0
-    assert "WARNING -  ibistatic: warning: arch: example.org/arch/2020/01.01.00.01/item.yaml: next-edition:" in result.stderr
-    assert "WARNING -  ibistatic: error: arch: example.org/arch/2020/01.01.00.02/item.yaml: state:" in result.stderr
+    assert (
+        "WARNING -  ibistatic: warning: arch: example.org/arch/2020/01.01.00.01/item.yaml: next-edition:"
+        in result.stderr
+    )
+    assert (
+        "WARNING -  ibistatic: error: arch: example.org/arch/2020/01.01.00.02/item.yaml: state:"
+        in result.stderr
+    )
     assert "Aborted with 2 warnings in strict mode!" in result.stdout
 
 
@@ -430,7 +525,10 @@ def test_a_docs_page_in_the_way_is_an_error(tmp_path):
     (project / "docs" / "catalog" / "index.md").write_text("# Mine\n", encoding="utf-8")
     result = _mkdocs(project, "build")
     assert result.returncode != 0
-    assert "ibistatic: catalog/index.md exists in the docs; set another 'path' for the catalog" in result.stderr
+    assert (
+        "ibistatic: catalog/index.md exists in the docs; set another 'path' for the catalog"
+        in result.stderr
+    )
 
 
 # -- serve: watching the archives ----------------------------------------------------------
@@ -454,7 +552,9 @@ def test_on_serve_watches_every_archive_and_the_config(tmp_path):
     server = _Server()
     assert plugin.on_serve(server, config=config, builder=None) is server
     site = load_config(SAMPLE_CONFIG)
-    assert server.watched == [(str(root), True) for root in site.archives] + [(str(SAMPLE_CONFIG), False)]
+    assert server.watched == [(str(root), True) for root in site.archives] + [
+        (str(SAMPLE_CONFIG), False)
+    ]
 
 
 def test_each_build_crawls_afresh(tmp_path):
@@ -462,13 +562,19 @@ def test_each_build_crawls_afresh(tmp_path):
     from mkdocs.config import load_config as load_mkdocs_config
     from mkdocs.structure.files import Files
 
-    archive = write_archive(tmp_path / "arch", "arch.example.org", "example.org/arch/2020/01.01.00.00")
-    write_item(archive, "example.org/arch/2020/01.01.00.01", state="Original", target="document.txt")
+    archive = write_archive(
+        tmp_path / "arch", "arch.example.org", "example.org/arch/2020/01.01.00.00"
+    )
+    write_item(
+        archive, "example.org/arch/2020/01.01.00.01", state="Original", target="document.txt"
+    )
     project = _project(tmp_path / "p", {"archives": [str(archive)], "site_url": SITE_URL})
     config = load_mkdocs_config(str(project / "mkdocs.yml"))
     config.plugins.on_config(config)
     first = {f.src_uri for f in config.plugins.on_files(Files([]), config=config)}
-    write_item(archive, "example.org/arch/2020/01.01.00.02", state="Original", target="document.txt")
+    write_item(
+        archive, "example.org/arch/2020/01.01.00.02", state="Original", target="document.txt"
+    )
     second = {f.src_uri for f in config.plugins.on_files(Files([]), config=config)}
     assert second - first == {item_page("example.org/arch/2020/01.01.00.02")}
 
@@ -499,19 +605,27 @@ def _wait_for(url: str, status: int, seconds: float) -> bool:
 
 
 def test_mkdocs_serve_publishes_a_deposit(tmp_path):
-    archive = write_archive(tmp_path / "arch", "arch.example.org", "example.org/arch/2020/01.01.00.00")
-    write_item(archive, "example.org/arch/2020/01.01.00.01", state="Original", target="document.txt")
+    archive = write_archive(
+        tmp_path / "arch", "arch.example.org", "example.org/arch/2020/01.01.00.00"
+    )
+    write_item(
+        archive, "example.org/arch/2020/01.01.00.01", state="Original", target="document.txt"
+    )
     project = _project(tmp_path / "p", {"archives": [str(archive)], "site_url": SITE_URL})
     port = _free_port()
     server = subprocess.Popen(
         [sys.executable, "-m", "mkdocs", "serve", "--dev-addr", f"127.0.0.1:{port}"],
-        cwd=project, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        cwd=project,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     try:
         base = f"http://127.0.0.1:{port}/catalog/items/example.org/arch/2020/"
         assert _wait_for(base + "01.01.00.01/", 200, 30)
         assert _get(base + "01.01.00.02/") == 404
-        write_item(archive, "example.org/arch/2020/01.01.00.02", state="Original", target="document.txt")
+        write_item(
+            archive, "example.org/arch/2020/01.01.00.02", state="Original", target="document.txt"
+        )
         assert _wait_for(base + "01.01.00.02/", 200, 30)
     finally:
         server.terminate()
@@ -529,7 +643,10 @@ def test_build_catalog_writes_a_complete_site(tmp_path, sample_loaded):
     assert count == len(catalog_pages(sample_loaded))
     assert (out / "index.html").is_file() and (out / "404.html").is_file()
     index = json.loads((out / "search" / "search_index.json").read_text(encoding="utf-8"))
-    assert any(unquote(doc["location"]) == "items/sid.inpe.br/mtc-m18@80/2009/07.21.13.23/" for doc in index["docs"])
+    assert any(
+        unquote(doc["location"]) == "items/sid.inpe.br/mtc-m18@80/2009/07.21.13.23/"
+        for doc in index["docs"]
+    )
     for key in _sample_keys(sample_loaded):
         assert (out / "items" / key / "index.html").is_file(), key
     assert not (out / "stale.html").exists()

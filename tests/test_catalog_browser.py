@@ -33,8 +33,14 @@ ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_CONFIG = ROOT / "ibistatic" / "sample_archive" / "ibistatic.yaml"
 CHROMIUM = "/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else shutil.which("chromium")
 FLAGS = (
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
     "--hide-scrollbars",
     # the theme's CDN scripts: fail at once instead of waiting for a network
     "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
@@ -79,7 +85,9 @@ def _chromium(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
     profile = tmp_path / "profile"
     return subprocess.run(
         [CHROMIUM, *FLAGS, f"--user-data-dir={profile}", *args],
-        capture_output=True, timeout=60, cwd=tmp_path,
+        capture_output=True,
+        timeout=60,
+        cwd=tmp_path,
     )
 
 
@@ -164,13 +172,25 @@ def _encode(width: int, height: int, kind: int, rows: list[bytes]) -> bytes:
         previous = row
 
     def chunk(kind_: bytes, body: bytes) -> bytes:
-        return struct.pack(">I", len(body)) + kind_ + body + struct.pack(">I", zlib.crc32(kind_ + body))
+        return (
+            struct.pack(">I", len(body))
+            + kind_
+            + body
+            + struct.pack(">I", zlib.crc32(kind_ + body))
+        )
 
     header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(filtered)) + chunk(b"IEND", b"")
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(filtered))
+        + chunk(b"IEND", b"")
+    )
 
 
-@pytest.mark.parametrize("width, height, kind, rows, why", READER_CASES, ids=[c[-1] for c in READER_CASES])
+@pytest.mark.parametrize(
+    "width, height, kind, rows, why", READER_CASES, ids=[c[-1] for c in READER_CASES]
+)
 def test_png_reader(width, height, kind, rows, why):
     assert read_png(_encode(width, height, kind, rows)) == (width, height, rows)
 
@@ -241,7 +261,9 @@ def test_dom_shows_title_and_persistent_urls(site, tmp_path):
     assert dom.h1 == HOSTILE_TITLE
     ibi = "sid.inpe.br/mtc-m19/2014/01.02.17.23.57"
     modifiers = ["", "!", ":", ":(oai_dc)"]
-    expected = [build_persistent_url("https://ibi.example.org/", ibi, parse_modifier(m)) for m in modifiers]
+    expected = [
+        build_persistent_url("https://ibi.example.org/", ibi, parse_modifier(m)) for m in modifiers
+    ]
     assert [row[0] for row in dom.rows] == ["(none)", "!", ":", ":(oai_dc)"]
     assert [row[1] for row in dom.rows] == expected
 

@@ -106,20 +106,33 @@ def test_inspect_a_bad_ibi(capsys, ibi, message):
 def test_inspect_through_a_real_process():
     bad = subprocess.run(
         [sys.executable, "-m", "ibistatic", "inspect", "sid.inpe.br/mtc m18/2009"],
-        capture_output=True, text=True, timeout=60,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert bad.returncode == 2 and bad.stdout == ""
     assert bad.stderr.splitlines()[-1] == "                   ^"
     good = subprocess.run(
         [sys.executable, "-m", "ibistatic", "inspect", "8JMKD3MGP8W/34PGRBS", "--json"],
-        capture_output=True, text=True, timeout=60,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert good.returncode == 0 and json.loads(good.stdout)["ip"] == "150.163.34.243"
 
 
 def test_mint_a_repository_name(capsys, tmp_path):
     state = tmp_path / "state.json"
-    argv = ["mint", "--host", "mtc-m18.sid.inpe.br", "--at", "1287587646.394023", "--state", str(state), "--json"]
+    argv = [
+        "mint",
+        "--host",
+        "mtc-m18.sid.inpe.br",
+        "--at",
+        "1287587646.394023",
+        "--state",
+        str(state),
+        "--json",
+    ]
     code, out, _ = _run(capsys, *argv)
     assert code == 0
     assert json.loads(out) == {
@@ -135,13 +148,34 @@ def test_mint_a_repository_name(capsys, tmp_path):
 
 def test_mint_an_ibip(capsys, tmp_path):
     state = tmp_path / "state.json"
-    code, out, _ = _run(capsys, "mint", "--ip", "150.163.34.243", "--at", "1234806360", "--state", str(state), "--json")
+    code, out, _ = _run(
+        capsys,
+        "mint",
+        "--ip",
+        "150.163.34.243",
+        "--at",
+        "1234806360",
+        "--state",
+        str(state),
+        "--json",
+    )
     assert code == 0
     info = json.loads(out)
     assert (info["ibip"], info["seconds"]) == ("8JMKD3MGP8W/34PGRBS", 1234806360)
     code, out, _ = _run(
-        capsys, "mint", "--ip", "150.163.34.243", "--port", "8080", "--at", "1234806360",
-        "--granularity", "0.01", "--state", str(tmp_path / "other.json"), "--json",
+        capsys,
+        "mint",
+        "--ip",
+        "150.163.34.243",
+        "--port",
+        "8080",
+        "--at",
+        "1234806360",
+        "--granularity",
+        "0.01",
+        "--state",
+        str(tmp_path / "other.json"),
+        "--json",
     )
     info = json.loads(out)
     assert (code, info["ibip"], info["seconds"]) == (0, "8JMKD3MGP8WD49/34PGRBS", 1234806360)
@@ -149,14 +183,34 @@ def test_mint_an_ibip(capsys, tmp_path):
 
 def test_mint_with_fractional_granularity(capsys, tmp_path):
     state = str(tmp_path / "state.json")
-    argv = ["mint", "--host", "mtc-m18.sid.inpe.br", "--port", "8080", "--granularity", "0.1", "--state", state]
-    assert _run(capsys, *argv, "--at", "1287587646.394023") == (0, "sid.inpe.br/mtc-m18.8080/2010/10.20.15.14.06.3\n", "")
-    assert _run(capsys, *argv, "--at", "1287587646.394023") == (0, "sid.inpe.br/mtc-m18.8080/2010/10.20.15.14.06.4\n", "")
+    argv = [
+        "mint",
+        "--host",
+        "mtc-m18.sid.inpe.br",
+        "--port",
+        "8080",
+        "--granularity",
+        "0.1",
+        "--state",
+        state,
+    ]
+    assert _run(capsys, *argv, "--at", "1287587646.394023") == (
+        0,
+        "sid.inpe.br/mtc-m18.8080/2010/10.20.15.14.06.3\n",
+        "",
+    )
+    assert _run(capsys, *argv, "--at", "1287587646.394023") == (
+        0,
+        "sid.inpe.br/mtc-m18.8080/2010/10.20.15.14.06.4\n",
+        "",
+    )
 
 
 def test_mint_uses_the_default_state_file(capsys, tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
-    code, out, _ = _run(capsys, "mint", "--host", "mtc-m18.sid.inpe.br", "--at", "1287587646", "--json")
+    code, out, _ = _run(
+        capsys, "mint", "--host", "mtc-m18.sid.inpe.br", "--at", "1287587646", "--json"
+    )
     assert code == 0
     expected = tmp_path / "ibistatic" / "sid.inpe.br_mtc-m18.json"
     assert json.loads(out)["state"] == str(expected)
@@ -166,18 +220,37 @@ def test_mint_uses_the_default_state_file(capsys, tmp_path, monkeypatch):
 @pytest.mark.parametrize(
     "argv, code, message",
     [
-        (["--host", "mtc-m18.sid.inpe.br", "--at", "soon"], 2,
-         "ibistatic mint: --at must be POSIX seconds as a decimal number, not 'soon'\n"),
-        (["--host", "150.163.34.243"], 2,
-         "ibistatic mint: --host 150.163.34.243 is an IP address: use --ip to mint an IBIp\n"),
-        (["--ip", "mtc-m18.sid.inpe.br"], 2, "ibistatic mint: not an IPv4 or IPv6 address: 'mtc-m18.sid.inpe.br'\n"),
-        (["--host", "mtc-m18.sid.inpe.br", "--granularity", "0.5"], 2,
-         "ibistatic mint: granularity must be 60, 1, 0.1, 0.01, ... seconds, not 0.5\n"),
-        (["--host", "mtc-m18.sid.inpe.br", "--port", "0"], 2,
-         "ibistatic mint: a port is an integer from 1 to 65535, not 0\n"),
-        (["--host", "localhost"], 2,
-         "ibistatic mint: invalid host name 'localhost': expected a letter, a digit, '-' or '.' at character 10,"
-         " found end of input\n    localhost\n             ^\n"),
+        (
+            ["--host", "mtc-m18.sid.inpe.br", "--at", "soon"],
+            2,
+            "ibistatic mint: --at must be POSIX seconds as a decimal number, not 'soon'\n",
+        ),
+        (
+            ["--host", "150.163.34.243"],
+            2,
+            "ibistatic mint: --host 150.163.34.243 is an IP address: use --ip to mint an IBIp\n",
+        ),
+        (
+            ["--ip", "mtc-m18.sid.inpe.br"],
+            2,
+            "ibistatic mint: not an IPv4 or IPv6 address: 'mtc-m18.sid.inpe.br'\n",
+        ),
+        (
+            ["--host", "mtc-m18.sid.inpe.br", "--granularity", "0.5"],
+            2,
+            "ibistatic mint: granularity must be 60, 1, 0.1, 0.01, ... seconds, not 0.5\n",
+        ),
+        (
+            ["--host", "mtc-m18.sid.inpe.br", "--port", "0"],
+            2,
+            "ibistatic mint: a port is an integer from 1 to 65535, not 0\n",
+        ),
+        (
+            ["--host", "localhost"],
+            2,
+            "ibistatic mint: invalid host name 'localhost': expected a letter, a digit, '-' or '.' at character 10,"
+            " found end of input\n    localhost\n             ^\n",
+        ),
     ],
 )
 def test_mint_errors(capsys, tmp_path, argv, code, message):
@@ -189,7 +262,9 @@ def test_mint_errors(capsys, tmp_path, argv, code, message):
 def test_mint_with_a_damaged_state_file(capsys, tmp_path):
     state = tmp_path / "state.json"
     state.write_text("{")
-    code, out, err = _run(capsys, "mint", "--host", "mtc-m18.sid.inpe.br", "--at", "1287587646", "--state", str(state))
+    code, out, err = _run(
+        capsys, "mint", "--host", "mtc-m18.sid.inpe.br", "--at", "1287587646", "--state", str(state)
+    )
     assert (code, out) == (1, "")
     assert err.startswith(f"ibistatic mint: {state}: expected a JSON object")
 
@@ -204,10 +279,15 @@ def test_mint_needs_host_or_ip(capsys):
 def test_an_error_of_any_command_cannot_forge_a_line(capsys, tmp_path):
     """cli.main escapes what an error quotes: a newline in a path is shown as \\n."""
     folder = f"{tmp_path}/no\nerror: forged"
-    code, out, err = _run(capsys, "resolve", "--index", folder, "sid.inpe.br/mtc-m16d/2009/01.01.00.00")
+    code, out, err = _run(
+        capsys, "resolve", "--index", folder, "sid.inpe.br/mtc-m16d/2009/01.01.00.00"
+    )
     assert (code, out) == (1, "")
-    assert err == f"ibistatic resolve: {tmp_path}/no\\nerror: forged: no index here (expected manifest.json" \
+    assert (
+        err
+        == f"ibistatic resolve: {tmp_path}/no\\nerror: forged: no index here (expected manifest.json"
         " in it or in its index/ folder; run 'ibistatic build' first)\n"
+    )
 
 
 def test_a_syntax_error_keeps_its_caret_lines_and_escapes_the_input(capsys):

@@ -20,12 +20,11 @@ from archive_factory import write_archive, write_item
 from ibistatic.archive.load import load_archives
 from ibistatic.config import load_config
 from ibistatic.core.identifiers import ibi_key
-from ibistatic.core.resolution import resolve
 from ibistatic.core.relations import parse_verb_list
+from ibistatic.core.resolution import resolve
 from ibistatic.index.reader import Index
 from ibistatic.resolver import Resolver
 from ibistatic.site.build import build_site
-
 from node_resolver import NODE, node_resolve
 from site_helpers import write_config
 
@@ -58,7 +57,10 @@ def test_plain_request_takes_the_first_archive_and_original_alerts(tmp_path):
     assert (plain.url, plain.alert, plain.archive, plain.state) == (A_URL, None, "a", "Original")
     asked = resolve(views, REP, required_status="Original")
     assert (asked.url, asked.alert, asked.ibi) == (None, "conflict", REP)
-    assert asked.message == "two or more Archives claim the original: they are under suspicion; an investigation is needed"
+    assert (
+        asked.message
+        == "two or more Archives claim the original: they are under suspicion; an investigation is needed"
+    )
     # the order of the configuration decides, not the claim
     assert resolve(list(reversed(views)), REP).url == B_URL
 
@@ -66,7 +68,10 @@ def test_plain_request_takes_the_first_archive_and_original_alerts(tmp_path):
 def test_build_still_reports_the_double_claim(built):
     _, report = built
     lines = [str(p) for p in report.problems]
-    assert any("state" in line and "also claimed by" in line and "under suspicion" in line for line in lines), lines
+    assert any(
+        "state" in line and "also claimed by" in line and "under suspicion" in line
+        for line in lines
+    ), lines
 
 
 def test_precomputed_answers_and_resolver_follow_the_rule(built):

@@ -55,7 +55,9 @@ def _load(case: str, tmp_path: Path):
     for line in _lines(directory / "symlinks.txt"):
         link, target = (part.strip() for part in line.split(" -> "))
         os.symlink(target, directory / link)
-    names = _lines(directory / "archives.txt") or sorted(p.name for p in directory.iterdir() if p.is_dir())
+    names = _lines(directory / "archives.txt") or sorted(
+        p.name for p in directory.iterdir() if p.is_dir()
+    )
     return directory, load_archives([directory / name for name in names], SITE_URL)
 
 
@@ -70,7 +72,9 @@ def test_corpus_has_the_cases_the_format_names():
 @pytest.mark.parametrize("case", _problem_params())
 def test_problem_lines(case, tmp_path):
     directory, loaded = _load(case, tmp_path)
-    expected = [line.replace("{case}", str(directory)) for line in _lines(CORPUS / case / "expected.txt")]
+    expected = [
+        line.replace("{case}", str(directory)) for line in _lines(CORPUS / case / "expected.txt")
+    ]
     assert [str(problem) for problem in loaded.problems] == expected
 
 
@@ -99,4 +103,3 @@ def test_problems_are_one_line_each(case, tmp_path):
     if _xfail_reason(case) and multi_line:
         pytest.xfail(_xfail_reason(case))
     assert multi_line == []
-

@@ -11,7 +11,9 @@ import pytest
 from ibistatic.archive import crawl as crawl_module
 from ibistatic.archive.crawl import CrawlCache, crawl, crawl_archive
 
-ARCHIVE_YAML = "address: mtc-m16c.sid.inpe.br\nservice-ibi: sid.inpe.br/mtc-m18@80/2008/03.17.15.17\n"
+ARCHIVE_YAML = (
+    "address: mtc-m16c.sid.inpe.br\nservice-ibi: sid.inpe.br/mtc-m18@80/2008/03.17.15.17\n"
+)
 REPO = "sid.inpe.br/mtc-m18@80/2009/07.21.13.23"
 OTHER = "sid.inpe.br/mtc-m18@80/2009/07.21.14.43"
 
@@ -22,12 +24,18 @@ def _archive(root: Path) -> Path:
     return root
 
 
-def _repository(root: Path, repository: str, descriptor: str = "state: Original\n",
-                files: dict[str, str] | None = None) -> Path:
+def _repository(
+    root: Path,
+    repository: str,
+    descriptor: str = "state: Original\n",
+    files: dict[str, str] | None = None,
+) -> Path:
     directory = root.joinpath(*repository.split("/"))
     (directory / "doc").mkdir(parents=True, exist_ok=True)
     (directory / "item.yaml").write_text(descriptor, encoding="utf-8")
-    for name, text in (files if files is not None else {"report.txt": f"The report {repository}.\n"}).items():
+    for name, text in (
+        files if files is not None else {"report.txt": f"The report {repository}.\n"}
+    ).items():
         (directory / "doc" / name).parent.mkdir(parents=True, exist_ok=True)
         (directory / "doc" / name).write_text(text, encoding="utf-8")
     return directory
@@ -78,26 +86,46 @@ def test_problems_come_in_sorted_order(tmp_path):
 
 def test_doc_files_are_sorted_relative_posix_paths(tmp_path):
     root = _archive(tmp_path / "mtc-m16c")
-    _repository(root, REPO, "state: Original\ntarget: b.txt\n",
-                {"b.txt": "b\n", "a/z.txt": "z\n", "a/b/c.txt": "c\n", "Relatório.txt": "r\n"})
+    _repository(
+        root,
+        REPO,
+        "state: Original\ntarget: b.txt\n",
+        {"b.txt": "b\n", "a/z.txt": "z\n", "a/b/c.txt": "c\n", "Relatório.txt": "r\n"},
+    )
     (item,) = crawl_archive(root).items
     assert item.files == ("Relatório.txt", "a/b/c.txt", "a/z.txt", "b.txt")
 
 
 def test_hidden_files_in_doc_are_not_the_items(tmp_path):
     root = _archive(tmp_path / "mtc-m16c")
-    _repository(root, REPO, "state: Original\n",
-                {"report.txt": "r\n", ".DS_Store": "\x00", "._report.txt": "x\n", ".git/HEAD": "h\n",
-                 "sub/.#b.txt": "x\n"})
+    _repository(
+        root,
+        REPO,
+        "state: Original\n",
+        {
+            "report.txt": "r\n",
+            ".DS_Store": "\x00",
+            "._report.txt": "x\n",
+            ".git/HEAD": "h\n",
+            "sub/.#b.txt": "x\n",
+        },
+    )
     archive = crawl_archive(root)
     assert _lines(archive) == []
-    assert [(item.files, item.target) for item in archive.items] == [(("report.txt",), "report.txt")]
+    assert [(item.files, item.target) for item in archive.items] == [
+        (("report.txt",), "report.txt")
+    ]
 
 
 def test_doc_links_out_of_the_root_are_reported_in_sorted_order(tmp_path):
     (tmp_path / "secret.txt").write_text("not in any archive\n", encoding="utf-8")
     root = _archive(tmp_path / "mtc-m16c")
-    doc = _repository(root, REPO, "state: Original\n", {"report.txt": "r\n", "a/.keep": "", "b/.keep": ""}) / "doc"
+    doc = (
+        _repository(
+            root, REPO, "state: Original\n", {"report.txt": "r\n", "a/.keep": "", "b/.keep": ""}
+        )
+        / "doc"
+    )
     for link in ("z.txt", "b/y.txt", "a/x.txt"):
         os.symlink(tmp_path / "secret.txt", doc / link)
     assert _lines(crawl_archive(root)) == [
@@ -113,7 +141,10 @@ def test_archives_keep_the_order_given(tmp_path):
     _repository(second, REPO, "state: Copy\n")
     result = crawl([first, second])
     assert [archive.name for archive in result.archives] == ["z-first", "a-second"]
-    assert [(item.archive, item.state) for item in result.items()] == [("z-first", "Original"), ("a-second", "Copy")]
+    assert [(item.archive, item.state) for item in result.items()] == [
+        ("z-first", "Original"),
+        ("a-second", "Copy"),
+    ]
 
 
 def test_hidden_directories_and_stray_files_are_ignored(tmp_path):
@@ -126,6 +157,7 @@ def test_hidden_directories_and_stray_files_are_ignored(tmp_path):
 
 
 # --- the crawl cache --------------------------------------------------------------------
+
 
 @pytest.fixture
 def parsed(monkeypatch):
@@ -197,10 +229,14 @@ def test_a_cached_encoding_error_is_still_reported(tmp_path, parsed):
     (directory / "item.yaml").write_bytes(b"state: Original\ntarget: Relat\xf3rio.txt\n")
     cache = CrawlCache()
     lines = [_lines(crawl_archive(root, cache)) for _ in range(2)]
-    assert lines[0] == lines[1] == [
-        f"error: mtc-m16c: {REPO}/item.yaml: bytes that are not UTF-8 at byte 30; "
-        "expected a YAML mapping (archive-format.md, item.yaml)"
-    ]
+    assert (
+        lines[0]
+        == lines[1]
+        == [
+            f"error: mtc-m16c: {REPO}/item.yaml: bytes that are not UTF-8 at byte 30; "
+            "expected a YAML mapping (archive-format.md, item.yaml)"
+        ]
+    )
     assert len(parsed) == 2  # archive.yaml and item.yaml, each parsed once
 
 
@@ -224,6 +260,7 @@ def test_damaged_cache_file_costs_only_a_full_read(three_items, tmp_path):
 
 
 # --- symbolic links ---------------------------------------------------------------------
+
 
 def test_links_inside_the_root_are_followed(tmp_path):
     root = _archive(tmp_path / "mtc-m16c")
@@ -292,6 +329,7 @@ def test_an_archive_root_reached_through_a_link_is_crawled(tmp_path):
 
 # --- the default timestamp --------------------------------------------------------------
 
+
 def _utc(seconds: int) -> str:
     return _dt.datetime.fromtimestamp(seconds, _dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -305,16 +343,24 @@ def _set_mtimes(directory: Path, descriptor_time: int, file_times: dict[str, int
 T_OLD, T_NEW, T_DESCRIPTOR = 1_248_182_625, 1_397_000_000, 1_500_000_000  # 2009, 2014, 2017
 
 
-@pytest.mark.parametrize("descriptor, files, expected", [
-    # newest file under doc/, at any depth; item.yaml's own time does not count
-    ("state: Original\ntarget: a.txt\n", {"a.txt": T_OLD, "sub/b.txt": T_NEW}, _utc(T_NEW)),
-    ("state: Copy\n", {"a.txt": T_OLD}, _utc(T_OLD)),
-    # a removal is dated by its descriptor, whatever doc/ still holds
-    ("state: Deleted\n", {"a.txt": T_OLD}, _utc(T_DESCRIPTOR)),
-    ("state: Deleted\n", {}, _utc(T_DESCRIPTOR)),
-    # a timestamp in item.yaml wins
-    ("state: Original\ntimestamp: 2009-07-21T13:23:45Z\n", {"a.txt": T_NEW}, "2009-07-21T13:23:45Z"),
-], ids=["newest-in-doc", "only-file", "deleted-with-files", "deleted-without-doc", "explicit"])
+@pytest.mark.parametrize(
+    "descriptor, files, expected",
+    [
+        # newest file under doc/, at any depth; item.yaml's own time does not count
+        ("state: Original\ntarget: a.txt\n", {"a.txt": T_OLD, "sub/b.txt": T_NEW}, _utc(T_NEW)),
+        ("state: Copy\n", {"a.txt": T_OLD}, _utc(T_OLD)),
+        # a removal is dated by its descriptor, whatever doc/ still holds
+        ("state: Deleted\n", {"a.txt": T_OLD}, _utc(T_DESCRIPTOR)),
+        ("state: Deleted\n", {}, _utc(T_DESCRIPTOR)),
+        # a timestamp in item.yaml wins
+        (
+            "state: Original\ntimestamp: 2009-07-21T13:23:45Z\n",
+            {"a.txt": T_NEW},
+            "2009-07-21T13:23:45Z",
+        ),
+    ],
+    ids=["newest-in-doc", "only-file", "deleted-with-files", "deleted-without-doc", "explicit"],
+)
 def test_default_timestamp(tmp_path, descriptor, files, expected):
     root = _archive(tmp_path / "mtc-m16c")
     directory = _repository(root, REPO, descriptor, {name: "text\n" for name in files})

@@ -23,7 +23,7 @@ from ibistatic.cli import main
 from ibistatic.core.ibip import DecodedIbip, decode_ibip
 from ibistatic.core.identifiers import parse_repository_name
 from ibistatic.core.minting import suffix_seconds
-from ibistatic.deposit import DepositError, deposit, state_path, resolve_subsystem
+from ibistatic.deposit import DepositError, deposit, resolve_subsystem, state_path
 from ibistatic.errors import UsageError
 
 SITE = "https://ibi.example.org/"
@@ -40,10 +40,19 @@ IP = "150.163.34.243"
 
 @pytest.fixture(scope="module")
 def template(tmp_path_factory) -> Path:
-    root = write_archive(tmp_path_factory.mktemp("template") / "mtc-m16c", "mtc-m16c.sid.inpe.br", SERVICE)
-    write_item(root, EN, {"report.pdf": "%PDF report"}, state="Original", ibip=EN_IBIP,
-               timestamp="2009-07-21T13:23:45Z", language="en",
-               dublin_core={"title": "Report", "date": "2009-07-21"})
+    root = write_archive(
+        tmp_path_factory.mktemp("template") / "mtc-m16c", "mtc-m16c.sid.inpe.br", SERVICE
+    )
+    write_item(
+        root,
+        EN,
+        {"report.pdf": "%PDF report"},
+        state="Original",
+        ibip=EN_IBIP,
+        timestamp="2009-07-21T13:23:45Z",
+        language="en",
+        dublin_core={"title": "Report", "date": "2009-07-21"},
+    )
     write_item(root, PLAIN, state="Original")
     return root
 
@@ -58,7 +67,11 @@ def files(tmp_path) -> dict[str, Path]:
     folder = tmp_path / "files"
     folder.mkdir()
     out = {}
-    for name, text in {"a.txt": "first\n", "b.pdf": "%PDF second", "ação.txt": "não ASCII\n"}.items():
+    for name, text in {
+        "a.txt": "first\n",
+        "b.pdf": "%PDF second",
+        "ação.txt": "não ASCII\n",
+    }.items():
         out[name] = folder / name
         out[name].write_text(text, encoding="utf-8")
     return out
@@ -75,7 +88,9 @@ def _item_file(archive: Path, repository: str) -> Path:
 def _assert_valid(archive: Path, done) -> None:
     """The new repository validates with read_item, and the whole Archive loads clean."""
     files = tuple(sorted(p.name for p in (done.path / "doc").iterdir()))
-    item, problems = read_item(archive.name, done.repository, _raw(done.path), files, "2000-01-01T00:00:00Z")
+    item, problems = read_item(
+        archive.name, done.repository, _raw(done.path), files, "2000-01-01T00:00:00Z"
+    )
     assert problems == [] and item is not None
     loaded = load_archives([archive], SITE)
     assert loaded.problems == []
@@ -103,17 +118,28 @@ def test_table_6_2_in_sequence(archive, files):
 # (host, ip, port, granularity, now) -> (repository, ibip)
 BOTH_FORMS = [
     # Example 2 of the standard: one instant, both forms
-    ((HOST, IP, None, None, "1234806360"), ("sid.inpe.br/mtc-m18/2009/02.16.17.46", "8JMKD3MGP8W/34PGRBS")),
+    (
+        (HOST, IP, None, None, "1234806360"),
+        ("sid.inpe.br/mtc-m18/2009/02.16.17.46", "8JMKD3MGP8W/34PGRBS"),
+    ),
     ((HOST, IP, None, "1", "1287587646"), ("sid.inpe.br/mtc-m18/2010/10.20.15.14.06", None)),
-    ((HOST, IP, None, "0.001", "1287587646.394023"), ("sid.inpe.br/mtc-m18/2010/10.20.15.14.06.394", None)),
-    ((HOST, IP, 8080, "0.1", "1287587646.394023"), ("sid.inpe.br/mtc-m18.8080/2010/10.20.15.14.06.3", None)),
+    (
+        (HOST, IP, None, "0.001", "1287587646.394023"),
+        ("sid.inpe.br/mtc-m18/2010/10.20.15.14.06.394", None),
+    ),
+    (
+        (HOST, IP, 8080, "0.1", "1287587646.394023"),
+        ("sid.inpe.br/mtc-m18.8080/2010/10.20.15.14.06.3", None),
+    ),
 ]
 
 
 @pytest.mark.parametrize("given, expected", BOTH_FORMS)
 def test_both_forms_name_the_same_instant(archive, files, given, expected):
     host, ip, port, granularity, now = given
-    done = deposit(archive, [files["a.txt"]], host=host, ip=ip, port=port, granularity=granularity, now=now)
+    done = deposit(
+        archive, [files["a.txt"]], host=host, ip=ip, port=port, granularity=granularity, now=now
+    )
     assert done.repository == expected[0]
     if expected[1] is not None:
         assert done.ibip == expected[1]
@@ -126,8 +152,12 @@ def test_both_forms_name_the_same_instant(archive, files, given, expected):
 
 
 def test_two_deposits_in_one_second_get_a_fraction_in_both_forms(archive, files):
-    first = deposit(archive, [files["a.txt"]], host=HOST, ip=IP, granularity="0.001", now="1287587646.5")
-    second = deposit(archive, [files["a.txt"]], host=HOST, ip=IP, granularity="0.001", now="1287587646.5")
+    first = deposit(
+        archive, [files["a.txt"]], host=HOST, ip=IP, granularity="0.001", now="1287587646.5"
+    )
+    second = deposit(
+        archive, [files["a.txt"]], host=HOST, ip=IP, granularity="0.001", now="1287587646.5"
+    )
     assert first.repository == "sid.inpe.br/mtc-m18/2010/10.20.15.14.06.5"
     assert second.repository == "sid.inpe.br/mtc-m18/2010/10.20.15.14.06.501"
     assert decode_ibip(second.ibip).seconds == Fraction("1287587646.501") == second.seconds
@@ -139,9 +169,16 @@ def test_two_deposits_in_one_second_get_a_fraction_in_both_forms(archive, files)
 
 
 def test_a_deposit_makes_a_complete_valid_repository(archive, files):
-    done = deposit(archive, [files["a.txt"], files["b.pdf"], files["ação.txt"]], target="b.pdf",
-                   language="pt-BR", metadata={"title": "Relatório", "creator": ["Ana", "Bruno"], "date": 2010},
-                   host=HOST, ip=IP, now="1287587646")
+    done = deposit(
+        archive,
+        [files["a.txt"], files["b.pdf"], files["ação.txt"]],
+        target="b.pdf",
+        language="pt-BR",
+        metadata={"title": "Relatório", "creator": ["Ana", "Bruno"], "date": 2010},
+        host=HOST,
+        ip=IP,
+        now="1287587646",
+    )
     text = (done.path / "item.yaml").read_text(encoding="utf-8")
     assert text == (
         "state: Original\n"
@@ -176,7 +213,9 @@ def test_the_state_file_is_kept_with_the_archive_and_hidden_from_the_crawler(arc
 
 def test_the_subsystem_comes_from_archive_yaml(archive, files):
     raw = yaml.safe_load((archive / "archive.yaml").read_text())
-    raw.update({"deposit-host": HOST, "deposit-ip": IP, "deposit-port": 8080, "deposit-granularity": 0.01})
+    raw.update(
+        {"deposit-host": HOST, "deposit-ip": IP, "deposit-port": 8080, "deposit-granularity": 0.01}
+    )
     (archive / "archive.yaml").write_text(yaml.safe_dump(raw))
     done = deposit(archive, [files["a.txt"]], now="1287587646.394023")
     assert done.repository == "sid.inpe.br/mtc-m18.8080/2010/10.20.15.14.06.39"
@@ -184,8 +223,18 @@ def test_the_subsystem_comes_from_archive_yaml(archive, files):
     assert (archive / ".ibistatic/distributor/sid.inpe.br_mtc-m18.8080.json").is_file()
     _assert_valid(archive, done)
     # options win, key by key: another host and port, the archive's IP still recorded
-    done = deposit(archive, [files["a.txt"]], host="mtc-m19.sid.inpe.br", port=80, granularity=1, now="1287590000")
-    assert (done.repository, done.ibip) == ("sid.inpe.br/mtc-m19/2010/10.20.15.53.20", "8JMKD3MGP8W4U/38ERGSG")
+    done = deposit(
+        archive,
+        [files["a.txt"]],
+        host="mtc-m19.sid.inpe.br",
+        port=80,
+        granularity=1,
+        now="1287590000",
+    )
+    assert (done.repository, done.ibip) == (
+        "sid.inpe.br/mtc-m19/2010/10.20.15.53.20",
+        "8JMKD3MGP8W4U/38ERGSG",
+    )
     assert decode_ibip(done.ibip) == DecodedIbip(IP, 80, Fraction(1287590000))
 
 
@@ -214,27 +263,115 @@ def _with_archive_keys(archive: Path, **keys) -> Path:
 
 REFUSED = [
     # (archive.yaml keys, deposit keyword arguments, message with {yaml} and {archive})
-    ({}, {}, "no subsystem to mint for: give --host NAME (and --ip ADDR for an IBIp too), or set deposit-host (and deposit-ip) in {yaml}"),
-    ({}, {"ip": IP}, "--ip 150.163.34.243 alone cannot name a uniform repository: give --host NAME too, or set deposit-host in {yaml} (the IBIp is then recorded as the item's ibip)"),
-    ({"deposit_ip": IP}, {}, "{yaml}: deposit-ip 150.163.34.243 alone cannot name a uniform repository: give --host NAME too, or set deposit-host in {yaml} (the IBIp is then recorded as the item's ibip)"),
-    ({"deposit_host": HOST, "deposit_granularity": 0.5}, {}, "{yaml}: deposit-granularity: found 0.5; expected 60, 1, 0.1, 0.01, ... seconds"),
-    ({"deposit_host": HOST, "deposit_port": "http"}, {}, "{yaml}: deposit-port: found 'http'; expected an integer port from 1 to 65535"),
-    ({"deposit_host": IP}, {}, "{yaml}: deposit-host: found '150.163.34.243'; expected a host name, not an IP address (an IP address goes to --ip / deposit-ip)"),
-    ({"deposit_host": HOST, "deposit_ip": "mtc-m18"}, {}, "{yaml}: deposit-ip: found 'mtc-m18'; expected an IPv4 or IPv6 address such as 150.163.34.243"),
+    (
+        {},
+        {},
+        "no subsystem to mint for: give --host NAME (and --ip ADDR for an IBIp too), or set "
+        "deposit-host (and deposit-ip) in {yaml}",
+    ),
+    (
+        {},
+        {"ip": IP},
+        "--ip 150.163.34.243 alone cannot name a uniform repository: give --host NAME too, or set "
+        "deposit-host in {yaml} (the IBIp is then recorded as the item's ibip)",
+    ),
+    (
+        {"deposit_ip": IP},
+        {},
+        "{yaml}: deposit-ip 150.163.34.243 alone cannot name a uniform repository: give --host "
+        "NAME too, or set deposit-host in {yaml} (the IBIp is then recorded as the item's ibip)",
+    ),
+    (
+        {"deposit_host": HOST, "deposit_granularity": 0.5},
+        {},
+        "{yaml}: deposit-granularity: found 0.5; expected 60, 1, 0.1, 0.01, ... seconds",
+    ),
+    (
+        {"deposit_host": HOST, "deposit_port": "http"},
+        {},
+        "{yaml}: deposit-port: found 'http'; expected an integer port from 1 to 65535",
+    ),
+    (
+        {"deposit_host": IP},
+        {},
+        "{yaml}: deposit-host: found '150.163.34.243'; expected a host name, not an IP address (an "
+        "IP address goes to --ip / deposit-ip)",
+    ),
+    (
+        {"deposit_host": HOST, "deposit_ip": "mtc-m18"},
+        {},
+        "{yaml}: deposit-ip: found 'mtc-m18'; expected an IPv4 or IPv6 address such as 150.163.34.243",
+    ),
     ({}, {"host": HOST, "port": 0}, "--port: found 0; expected an integer port from 1 to 65535"),
-    ({}, {"host": HOST, "granularity": "2"}, "--granularity: found '2'; expected 60, 1, 0.1, 0.01, ... seconds"),
-    ({"deposit_granularity": "bad"}, {"host": HOST, "granularity": "0.1"}, None),  # an overridden key is not read
-    ({}, {"host": "localhost"}, "--host: invalid host name 'localhost': expected a letter, a digit, '-' or '.' at character 10, found end of input\n    localhost\n             ^"),
-    ({}, {"host": HOST, "ip": "0.1.2.3"}, "--ip: 0.1.2.3 cannot be coded in an IBIp: its leading digit 0 would be lost"),
-    ({}, {"host": HOST, "target": "c.txt"}, "--target 'c.txt' is not one of the files: a.txt, b.pdf"),
-    ({}, {"host": HOST, "target": None}, "--target is needed with 2 files: name the default file, one of a.txt, b.pdf"),
-    ({}, {"host": HOST, "target": "a.txt", "language": "xx"}, "--language: invalid language tag 'xx': expected an ISO 639-1 language code (Table A.1) at character 1, found 'x'\n    xx\n    ^"),
-    ({}, {"host": HOST, "target": "a.txt", "metadata": {"titel": "x"}}, "Dublin Core element 'titel' unknown; expected one of title, creator, subject, description, publisher, contributor, date, type, format, identifier, source, language, relation, coverage, rights"),
-    ({}, {"host": HOST, "target": "a.txt", "metadata": {"date": 2010.5}}, "Dublin Core date: found 2010.5; expected text (quote it in YAML) or a list of texts"),
-    ({}, {"host": HOST, "target": "a.txt", "translation_of": EN}, f"--translation-of {EN} needs --language: the language of the translation"),
-    ({}, {"host": HOST, "target": "a.txt", "edition_of": "sid.inpe.br/mtc-m18/1999/01.01.00.00"}, "--edition-of sid.inpe.br/mtc-m18/1999/01.01.00.00: no valid item of {archive} has this IBI"),
-    ({}, {"host": HOST, "target": "a.txt", "edition_of": "8JMKD3MGP8W/22"}, "--edition-of 8JMKD3MGP8W/22: no valid item of {archive} has this IBI"),
-    ({}, {"host": HOST, "ip": IP, "target": "a.txt", "now": "1000"}, "an IBIp cannot code a date before 1995-08-01T00:00:00Z (807235200): 1000"),
+    (
+        {},
+        {"host": HOST, "granularity": "2"},
+        "--granularity: found '2'; expected 60, 1, 0.1, 0.01, ... seconds",
+    ),
+    (
+        {"deposit_granularity": "bad"},
+        {"host": HOST, "granularity": "0.1"},
+        None,
+    ),  # an overridden key is not read
+    (
+        {},
+        {"host": "localhost"},
+        "--host: invalid host name 'localhost': expected a letter, a digit, '-' or '.' at "
+        "character 10, found end of input\n    localhost\n             ^",
+    ),
+    (
+        {},
+        {"host": HOST, "ip": "0.1.2.3"},
+        "--ip: 0.1.2.3 cannot be coded in an IBIp: its leading digit 0 would be lost",
+    ),
+    (
+        {},
+        {"host": HOST, "target": "c.txt"},
+        "--target 'c.txt' is not one of the files: a.txt, b.pdf",
+    ),
+    (
+        {},
+        {"host": HOST, "target": None},
+        "--target is needed with 2 files: name the default file, one of a.txt, b.pdf",
+    ),
+    (
+        {},
+        {"host": HOST, "target": "a.txt", "language": "xx"},
+        "--language: invalid language tag 'xx': expected an ISO 639-1 language code (Table A.1) at "
+        "character 1, found 'x'\n    xx\n    ^",
+    ),
+    (
+        {},
+        {"host": HOST, "target": "a.txt", "metadata": {"titel": "x"}},
+        "Dublin Core element 'titel' unknown; expected one of title, creator, subject, "
+        "description, publisher, contributor, date, type, format, identifier, source, language, "
+        "relation, coverage, rights",
+    ),
+    (
+        {},
+        {"host": HOST, "target": "a.txt", "metadata": {"date": 2010.5}},
+        "Dublin Core date: found 2010.5; expected text (quote it in YAML) or a list of texts",
+    ),
+    (
+        {},
+        {"host": HOST, "target": "a.txt", "translation_of": EN},
+        f"--translation-of {EN} needs --language: the language of the translation",
+    ),
+    (
+        {},
+        {"host": HOST, "target": "a.txt", "edition_of": "sid.inpe.br/mtc-m18/1999/01.01.00.00"},
+        "--edition-of sid.inpe.br/mtc-m18/1999/01.01.00.00: no valid item of {archive} has this IBI",
+    ),
+    (
+        {},
+        {"host": HOST, "target": "a.txt", "edition_of": "8JMKD3MGP8W/22"},
+        "--edition-of 8JMKD3MGP8W/22: no valid item of {archive} has this IBI",
+    ),
+    (
+        {},
+        {"host": HOST, "ip": IP, "target": "a.txt", "now": "1000"},
+        "an IBIp cannot code a date before 1995-08-01T00:00:00Z (807235200): 1000",
+    ),
 ]
 
 
@@ -261,7 +398,10 @@ def test_bad_files_are_refused(archive, files, tmp_path):
         ([tmp_path / "missing.txt"], f"FILE {str(tmp_path / 'missing.txt')!r}: not a regular file"),
         ([tmp_path], f"FILE {str(tmp_path)!r}: not a regular file"),
         ([hidden], f"FILE {str(hidden)!r}: a name starting with '.' is hidden from the crawler"),
-        ([files["a.txt"], other], f"FILE {str(other)!r}: its name 'a.txt' is already taken by {str(files['a.txt'])!r}"),
+        (
+            [files["a.txt"], other],
+            f"FILE {str(other)!r}: its name 'a.txt' is already taken by {str(files['a.txt'])!r}",
+        ),
     ]
     for given, message in cases:
         with pytest.raises(UsageError) as error:
@@ -298,19 +438,33 @@ def test_edition_of_links_both_ways_and_keeps_the_old_descriptor(archive, files)
         f"--edition-of {EN_IBIP.lower()}: {EN} already has a next edition, sid.inpe.br/mtc-m18/2010/10.20.15.14.06"
     )
     # the new item can have its own next edition
-    newer = deposit(archive, [files["a.txt"]], host=HOST, edition_of=new.repository, now="1287587700")
+    newer = deposit(
+        archive, [files["a.txt"]], host=HOST, edition_of=new.repository, now="1287587700"
+    )
     assert _raw(new.path)["next-edition"] == newer.repository
     _assert_valid(archive, newer)
 
 
 def test_translation_of_links_both_ways(archive, files):
-    done = deposit(archive, [files["a.txt"]], host=HOST, translation_of=EN_IBIP, language="pt", now="1287587646")
+    done = deposit(
+        archive,
+        [files["a.txt"]],
+        host=HOST,
+        translation_of=EN_IBIP,
+        language="pt",
+        now="1287587646",
+    )
     assert _raw(done.path)["translations"] == {"en": EN}
     assert _raw(done.path)["language"] == "pt"
     assert _raw(_item_file(archive, EN).parent)["translations"] == {"pt": done.repository}
     _assert_valid(archive, done)
-    second = deposit(archive, [files["a.txt"]], host=HOST, translation_of=EN, language="es", now="1287587700")
-    assert _raw(_item_file(archive, EN).parent)["translations"] == {"pt": done.repository, "es": second.repository}
+    second = deposit(
+        archive, [files["a.txt"]], host=HOST, translation_of=EN, language="es", now="1287587700"
+    )
+    assert _raw(_item_file(archive, EN).parent)["translations"] == {
+        "pt": done.repository,
+        "es": second.repository,
+    }
     _assert_valid(archive, second)
     refused = [
         ("pt", f"--translation-of {EN}: {EN} already has a translation in pt, {done.repository}"),
@@ -318,12 +472,21 @@ def test_translation_of_links_both_ways(archive, files):
     ]
     for language, message in refused:
         with pytest.raises(UsageError) as error:
-            deposit(archive, [files["a.txt"]], host=HOST, translation_of=EN, language=language, now="1287587800")
+            deposit(
+                archive,
+                [files["a.txt"]],
+                host=HOST,
+                translation_of=EN,
+                language=language,
+                now="1287587800",
+            )
         assert str(error.value) == message
 
 
 def test_translation_of_an_item_without_language(archive, files):
-    done = deposit(archive, [files["a.txt"]], host=HOST, translation_of=PLAIN, language="en", now="1287587646")
+    done = deposit(
+        archive, [files["a.txt"]], host=HOST, translation_of=PLAIN, language="en", now="1287587646"
+    )
     assert "translations" not in _raw(done.path)
     assert _raw(_item_file(archive, PLAIN).parent)["translations"] == {"en": done.repository}
     _assert_valid(archive, done)
@@ -334,7 +497,10 @@ def test_a_copy_is_not_linked_here(archive, files):
     write_item(archive, copy, state="Copy")
     with pytest.raises(UsageError) as error:
         deposit(archive, [files["a.txt"]], host=HOST, edition_of=copy)
-    assert str(error.value) == f"--edition-of {copy}: {copy} is a Copy here; link it in the Archive that holds the original"
+    assert (
+        str(error.value)
+        == f"--edition-of {copy}: {copy} is a Copy here; link it in the Archive that holds the original"
+    )
 
 
 def test_a_linked_item_with_errors_is_refused(archive, files):
@@ -373,7 +539,9 @@ def _in_processes(work, arguments: list[tuple]) -> list:
 
 
 def _translate(archive: str, file: str, language: str) -> str:
-    return deposit(archive, [file], host=HOST, translation_of=EN, language=language, granularity="0.001").repository
+    return deposit(
+        archive, [file], host=HOST, translation_of=EN, language=language, granularity="0.001"
+    ).repository
 
 
 def _edition(archive: str, file: str) -> str | None:
@@ -386,7 +554,9 @@ def _edition(archive: str, file: str) -> str | None:
 
 def test_concurrent_links_to_one_item_lose_nothing(archive, files):
     languages = ["pt", "es", "fr", "de", "it", "ja"]
-    made = _in_processes(_translate, [(str(archive), str(files["a.txt"]), lang) for lang in languages])
+    made = _in_processes(
+        _translate, [(str(archive), str(files["a.txt"]), lang) for lang in languages]
+    )
     assert _raw(_item_file(archive, EN).parent)["translations"] == dict(zip(languages, made))
     editions = _in_processes(_edition, [(str(archive), str(files["a.txt"]))] * 4)
     winners = [e for e in editions if e is not None]
@@ -433,7 +603,9 @@ def _half_made(archive: Path) -> list[str]:
             for level3 in os.scandir(level2.path):
                 for level4 in os.scandir(level3.path):
                     try:
-                        raw = yaml.safe_load(Path(level4.path, "item.yaml").read_text(encoding="utf-8"))
+                        raw = yaml.safe_load(
+                            Path(level4.path, "item.yaml").read_text(encoding="utf-8")
+                        )
                         doc = list(os.scandir(Path(level4.path, "doc")))
                         target = Path(level4.path, "doc", raw.get("target") or doc[0].name)
                         complete = raw["state"] == "Original" and target.stat().st_size > 0
@@ -495,9 +667,31 @@ def _run(capsys, *argv):
 
 
 def test_cli_prints_the_new_ibis_and_path(archive, files, capsys):
-    code, out, err = _run(capsys, "deposit", files["a.txt"], "--archive", archive, "--host", HOST,
-                          "--ip", IP, "--at", "1234806360", "--title", "Título", "--creator", "Ana",
-                          "--creator", "Bruno", "--dc", "subject=a", "--dc", "subject=b", "--language", "pt")
+    code, out, err = _run(
+        capsys,
+        "deposit",
+        files["a.txt"],
+        "--archive",
+        archive,
+        "--host",
+        HOST,
+        "--ip",
+        IP,
+        "--at",
+        "1234806360",
+        "--title",
+        "Título",
+        "--creator",
+        "Ana",
+        "--creator",
+        "Bruno",
+        "--dc",
+        "subject=a",
+        "--dc",
+        "subject=b",
+        "--language",
+        "pt",
+    )
     path = archive / "sid.inpe.br/mtc-m18/2009/02.16.17.46"
     assert (code, err) == (0, "")
     assert out == (
@@ -505,49 +699,132 @@ def test_cli_prints_the_new_ibis_and_path(archive, files, capsys):
         "ibip        8JMKD3MGP8W/34PGRBS\n"
         f"path        {path}\n"
     )
-    assert _raw(path)["dublin-core"] == {"title": "Título", "creator": ["Ana", "Bruno"], "subject": ["a", "b"]}
+    assert _raw(path)["dublin-core"] == {
+        "title": "Título",
+        "creator": ["Ana", "Bruno"],
+        "subject": ["a", "b"],
+    }
 
 
 def test_cli_json(archive, files, capsys, tmp_path):
     metadata = tmp_path / "dc.yaml"
-    metadata.write_text("title: From the file\ndate: 2010-10-20\ncreator: [Ana]\n", encoding="utf-8")
-    code, out, err = _run(capsys, "deposit", files["a.txt"], files["b.pdf"], "--target", "b.pdf", "--archive", archive,
-                          "--host", HOST, "--granularity", "0.1", "--at", "1287587646.394023", "--metadata", metadata,
-                          "--title", "From the option", "--translation-of", EN, "--language", "pt", "--json")
+    metadata.write_text(
+        "title: From the file\ndate: 2010-10-20\ncreator: [Ana]\n", encoding="utf-8"
+    )
+    code, out, err = _run(
+        capsys,
+        "deposit",
+        files["a.txt"],
+        files["b.pdf"],
+        "--target",
+        "b.pdf",
+        "--archive",
+        archive,
+        "--host",
+        HOST,
+        "--granularity",
+        "0.1",
+        "--at",
+        "1287587646.394023",
+        "--metadata",
+        metadata,
+        "--title",
+        "From the option",
+        "--translation-of",
+        EN,
+        "--language",
+        "pt",
+        "--json",
+    )
     assert (code, err) == (0, "")
     path = archive / "sid.inpe.br/mtc-m18/2010/10.20.15.14.06.3"
     assert json.loads(out) == {
-        "repository": "sid.inpe.br/mtc-m18/2010/10.20.15.14.06.3", "ibip": None, "path": str(path),
-        "seconds": 1287587646.3, "timestamp": "2010-10-20T15:14:06.3Z", "linked": [str(_item_file(archive, EN))],
+        "repository": "sid.inpe.br/mtc-m18/2010/10.20.15.14.06.3",
+        "ibip": None,
+        "path": str(path),
+        "seconds": 1287587646.3,
+        "timestamp": "2010-10-20T15:14:06.3Z",
+        "linked": [str(_item_file(archive, EN))],
     }
-    assert _raw(path)["dublin-core"] == {"title": "From the option", "date": "2010-10-20", "creator": ["Ana"]}
+    assert _raw(path)["dublin-core"] == {
+        "title": "From the option",
+        "date": "2010-10-20",
+        "creator": ["Ana"],
+    }
     assert load_archives([archive], SITE).problems == []
 
 
 CLI_ERRORS = [
-    (["--port", "eighty"], "ibistatic deposit: --port 'eighty': expected an integer from 1 to 65535\n"),
-    (["--dc", "subject"], "ibistatic deposit: --dc 'subject': expected element=value, e.g. --dc subject=astronomy\n"),
-    (["--granularity", "0.5"], "ibistatic deposit: --granularity: found '0.5'; expected 60, 1, 0.1, 0.01, ... seconds\n"),
-    (["--at", "soon"], "ibistatic deposit: --at must be POSIX seconds as a decimal number, not 'soon'\n"),
-    (["--edition-of", "sid.inpe.br/mtc m18"], "ibistatic deposit: --edition-of: invalid IBI 'sid.inpe.br/mtc m18': expected a letter, a digit, '-', '.', '@' or '/' at character 16, found ' '\n    sid.inpe.br/mtc m18\n                   ^\n"),
+    (
+        ["--port", "eighty"],
+        "ibistatic deposit: --port 'eighty': expected an integer from 1 to 65535\n",
+    ),
+    (
+        ["--dc", "subject"],
+        "ibistatic deposit: --dc 'subject': expected element=value, e.g. --dc subject=astronomy\n",
+    ),
+    (
+        ["--granularity", "0.5"],
+        "ibistatic deposit: --granularity: found '0.5'; expected 60, 1, 0.1, 0.01, ... seconds\n",
+    ),
+    (
+        ["--at", "soon"],
+        "ibistatic deposit: --at must be POSIX seconds as a decimal number, not 'soon'\n",
+    ),
+    (
+        ["--edition-of", "sid.inpe.br/mtc m18"],
+        "ibistatic deposit: --edition-of: invalid IBI 'sid.inpe.br/mtc m18': expected a letter, a "
+        "digit, '-', '.', '@' or '/' at character 16, found ' '\n    sid.inpe.br/mtc m18\n         "
+        "          ^\n",
+    ),
 ]
 
 
 @pytest.mark.parametrize("options, message", CLI_ERRORS)
 def test_cli_bad_input_exits_2(archive, files, capsys, options, message):
-    code, out, err = _run(capsys, "deposit", files["a.txt"], "--archive", archive, "--host", HOST, *options)
+    code, out, err = _run(
+        capsys, "deposit", files["a.txt"], "--archive", archive, "--host", HOST, *options
+    )
     assert (code, out, err) == (2, "", message)
 
 
 def test_cli_missing_metadata_file_and_missing_archive(archive, files, capsys, tmp_path):
-    code, _, err = _run(capsys, "deposit", files["a.txt"], "--archive", archive, "--host", HOST, "--metadata", tmp_path / "no.yaml")
-    assert code == 2 and err.startswith(f"ibistatic deposit: --metadata {tmp_path / 'no.yaml'}: cannot be read: ")
-    code, _, err = _run(capsys, "deposit", files["a.txt"], "--archive", tmp_path / "nowhere", "--host", HOST)
-    assert (code, err) == (2, f"ibistatic deposit: --archive {tmp_path / 'nowhere'}: no such directory\n")
+    code, _, err = _run(
+        capsys,
+        "deposit",
+        files["a.txt"],
+        "--archive",
+        archive,
+        "--host",
+        HOST,
+        "--metadata",
+        tmp_path / "no.yaml",
+    )
+    assert code == 2 and err.startswith(
+        f"ibistatic deposit: --metadata {tmp_path / 'no.yaml'}: cannot be read: "
+    )
+    code, _, err = _run(
+        capsys, "deposit", files["a.txt"], "--archive", tmp_path / "nowhere", "--host", HOST
+    )
+    assert (code, err) == (
+        2,
+        f"ibistatic deposit: --archive {tmp_path / 'nowhere'}: no such directory\n",
+    )
 
 
 def test_read_repository_sees_the_cli_deposit(archive, files, capsys):
-    code, out, _ = _run(capsys, "deposit", files["a.txt"], "--archive", archive, "--host", HOST, "--at", "1287587646", "--json")
+    code, out, _ = _run(
+        capsys,
+        "deposit",
+        files["a.txt"],
+        "--archive",
+        archive,
+        "--host",
+        HOST,
+        "--at",
+        "1287587646",
+        "--json",
+    )
     assert code == 0
     repository = json.loads(out)["repository"]
     item, problems = read_repository(archive, archive.name, repository)

@@ -39,8 +39,15 @@ NEXT = "sid.inpe.br/mtc-m18/2010/10.20.15.14.07"  # what a deposit at AT gives a
 @pytest.fixture
 def archive(tmp_path) -> Path:
     root = write_archive(tmp_path / "mtc-m16c", "mtc-m16c.sid.inpe.br", SERVICE)
-    write_item(root, EN, {"report.pdf": "%PDF report"}, state="Original", language="en",
-               timestamp="2009-07-21T13:23:45Z", next_edition=SERVICE)
+    write_item(
+        root,
+        EN,
+        {"report.pdf": "%PDF report"},
+        state="Original",
+        language="en",
+        timestamp="2009-07-21T13:23:45Z",
+        next_edition=SERVICE,
+    )
     write_item(root, SERVICE, state="Original")
     return root
 
@@ -63,7 +70,9 @@ def _first(archive: Path, file: Path) -> bytes:
 
 
 def _repositories(archive: Path) -> list[str]:
-    return sorted("/".join(p.relative_to(archive).parts[:-1]) for p in archive.glob("[!.]*/*/*/*/item.yaml"))
+    return sorted(
+        "/".join(p.relative_to(archive).parts[:-1]) for p in archive.glob("[!.]*/*/*/*/item.yaml")
+    )
 
 
 def _leftovers(archive: Path) -> list[str]:
@@ -78,8 +87,10 @@ def _leftovers(archive: Path) -> list[str]:
 
 def _file_in_the_way(archive: Path) -> str:
     (archive / "sid.inpe.br" / "mtc-m18" / "2011").write_text("not a folder")
-    return ("cannot deposit sid.inpe.br/mtc-m18/2011/03.13.07.06 into {archive}: [Errno 17] File exists: "
-            "'{archive}/sid.inpe.br/mtc-m18/2011'")
+    return (
+        "cannot deposit sid.inpe.br/mtc-m18/2011/03.13.07.06 into {archive}: [Errno 17] File exists: "
+        "'{archive}/sid.inpe.br/mtc-m18/2011'"
+    )
 
 
 def _next_label_taken(archive: Path) -> str:
@@ -129,7 +140,11 @@ CLI_REFUSALS = [
     (["--target", "b.txt"], 2, "--target 'b.txt' is not one of the files: a.txt"),
     (["--language", "xx"], 2, "--language: invalid language tag 'xx'"),
     (["--ip", "0.1.2.3"], 2, "--ip: 0.1.2.3 cannot be coded in an IBIp"),
-    (["--translation-of", EN, "--language", "en"], 2, f"--translation-of {EN}: {EN} is itself in en"),
+    (
+        ["--translation-of", EN, "--language", "en"],
+        2,
+        f"--translation-of {EN}: {EN} is itself in en",
+    ),
 ]
 
 
@@ -145,8 +160,14 @@ def test_cli_refusals_leave_the_memory_byte_for_byte(archive, file, capsys, opti
 
 def test_a_missing_file_leaves_the_memory_byte_for_byte(archive, file, capsys, tmp_path):
     before = _first(archive, file)
-    assert main(["deposit", str(tmp_path / "gone.pdf"), "--archive", str(archive), "--host", HOST]) == 2
-    assert capsys.readouterr().err == f"ibistatic deposit: FILE '{tmp_path / 'gone.pdf'}': not a regular file\n"
+    assert (
+        main(["deposit", str(tmp_path / "gone.pdf"), "--archive", str(archive), "--host", HOST])
+        == 2
+    )
+    assert (
+        capsys.readouterr().err
+        == f"ibistatic deposit: FILE '{tmp_path / 'gone.pdf'}': not a regular file\n"
+    )
     assert _state(archive).read_bytes() == before
 
 
@@ -171,7 +192,9 @@ def test_an_at_far_in_the_future_is_refused(archive, file, capsys, tmp_path, com
     at = _future(3600)
     assert main([*argv, "--at", at]) == 2
     err = capsys.readouterr().err
-    assert err.startswith(f"ibistatic {command}: --at {at} is 3")  # 3599 or 3600 s, as the clock ticks
+    assert err.startswith(
+        f"ibistatic {command}: --at {at} is 3"
+    )  # 3599 or 3600 s, as the clock ticks
     assert err.endswith(
         f"s ahead of the clock; at most {FUTURE_LIMIT} s ahead is accepted (a date in the future "
         "makes every later request of the subsystem wait until then)\n"
@@ -218,7 +241,11 @@ def test_a_failure_after_commit_restores_the_memory(tmp_path):
         with fresh.reserved(AT) as reservation:
             reservation.commit()
             raise RuntimeError("failed")
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["new.json.lock", "state.json", "state.json.lock"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "new.json.lock",
+        "state.json",
+        "state.json.lock",
+    ]
 
 
 def test_temporary_state_files_of_killed_writers_are_removed(tmp_path):
@@ -234,7 +261,9 @@ def test_temporary_state_files_of_killed_writers_are_removed(tmp_path):
 def test_only_workspaces_of_dead_deposits_are_removed(tmp_path):
     incoming = tmp_path / "incoming"
     incoming.mkdir()
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
     of_dead = incoming / f"{dead.stdout.strip()}-dead"
     young_alive = incoming / f"{os.getpid()}-young"  # just made: its maker may lock it next
     old_unlocked = incoming / f"{os.getpid()}-old"
@@ -244,9 +273,16 @@ def test_only_workspaces_of_dead_deposits_are_removed(tmp_path):
     os.utime(old_unlocked, (time.time() - 3600,) * 2)
     os.utime(held, (time.time() - 3600,) * 2)
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import fcntl, os, sys; fd = os.open(sys.argv[1], os.O_RDONLY); "
-         "fcntl.flock(fd, fcntl.LOCK_EX); print('locked', flush=True); sys.stdin.read()", str(held)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-c",
+            "import fcntl, os, sys; fd = os.open(sys.argv[1], os.O_RDONLY); "
+            "fcntl.flock(fd, fcntl.LOCK_EX); print('locked', flush=True); sys.stdin.read()",
+            str(held),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         assert holder.stdout.readline() == "locked\n"
@@ -258,8 +294,23 @@ def test_only_workspaces_of_dead_deposits_are_removed(tmp_path):
 
 
 def _deposit_command(archive: Path, files: list[Path]) -> list[str]:
-    return [sys.executable, "-m", "ibistatic", "deposit", *map(str, files), "--archive", str(archive),
-            "--host", HOST, "--ip", IP, "--granularity", "0.001", "--target", files[0].name]
+    return [
+        sys.executable,
+        "-m",
+        "ibistatic",
+        "deposit",
+        *map(str, files),
+        "--archive",
+        str(archive),
+        "--host",
+        HOST,
+        "--ip",
+        IP,
+        "--granularity",
+        "0.001",
+        "--target",
+        files[0].name,
+    ]
 
 
 @pytest.mark.slow
@@ -278,15 +329,21 @@ def test_deposits_killed_at_random_moments_leave_nothing_behind(archive, tmp_pat
     rng = random.Random(20261123)
     kills = midway = 0
     for _ in range(20):
-        process = subprocess.Popen(_deposit_command(archive, big), env=environment,
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        process = subprocess.Popen(
+            _deposit_command(archive, big),
+            env=environment,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         time.sleep(rng.uniform(0.1, duration * 1.1))
         process.kill()
         kills += process.wait() == -9
         midway += any((archive / ".ibistatic" / "incoming").iterdir())
         _assert_complete_and_remembered(archive, big)
     assert kills >= 10 and midway >= 5  # most died before finishing, many while copying
-    done = subprocess.run(_deposit_command(archive, big[:1]), env=environment, capture_output=True, text=True)
+    done = subprocess.run(
+        _deposit_command(archive, big[:1]), env=environment, capture_output=True, text=True
+    )
     assert done.returncode == 0, done.stderr
     assert _leftovers(archive) == []
     loaded = load_archives([archive], SITE)

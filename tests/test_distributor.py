@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from ibistatic import distributor as module
-from ibistatic.core.minting import repository_suffix, suffix_seconds
 from ibistatic.core.identifiers import parse_repository_name
+from ibistatic.core.minting import repository_suffix, suffix_seconds
 from ibistatic.distributor import (
     DistributorStateError,
     TemporalDistributor,
@@ -45,7 +45,10 @@ def test_table_6_2_through_the_state_file(tmp_path):
         # a new distributor each time: the memory is the file, not the object
         answer = TemporalDistributor(state, 1).distribute(request, wait=False)
         assert (answer.date_for_suffix, answer.delay) == (date, delay)
-        assert _state(state) == {"format": "ibistatic-temporal-distributor/1", "last-date-for-suffix": str(date)}
+        assert _state(state) == {
+            "format": "ibistatic-temporal-distributor/1",
+            "last-date-for-suffix": str(date),
+        }
     assert sorted(p.name for p in state.parent.iterdir()) == ["state.json", "state.json.lock"]
 
 
@@ -100,13 +103,23 @@ def test_a_failed_write_keeps_the_old_memory(tmp_path, monkeypatch):
     monkeypatch.setattr(module.os, "replace", crash)
     with pytest.raises(DistributorStateError) as caught:
         distributor.next_date(1287587700, wait=False)
-    assert str(caught.value) == f"cannot write the distributor state {state}: No space left on device"
+    assert (
+        str(caught.value) == f"cannot write the distributor state {state}: No space left on device"
+    )
     assert state.read_text() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["state.json", "state.json.lock"]
 
 
 @pytest.mark.parametrize(
-    "content", ["", "{", "[]", '{"last-date-for-suffix": 1287587646}', '{"last-date-for-suffix": "soon"}', "{}"]
+    "content",
+    [
+        "",
+        "{",
+        "[]",
+        '{"last-date-for-suffix": 1287587646}',
+        '{"last-date-for-suffix": "soon"}',
+        "{}",
+    ],
 )
 def test_a_damaged_memory_stops_minting(tmp_path, content):
     state = tmp_path / "state.json"
@@ -132,11 +145,15 @@ def test_a_state_folder_that_cannot_exist(tmp_path):
 
 def test_mint_repository_name(tmp_path):
     state = tmp_path / "state.json"
-    assert mint_repository_name("mtc-m18.sid.inpe.br", None, state_path=state, now="1287587646.394023") == (
+    assert mint_repository_name(
+        "mtc-m18.sid.inpe.br", None, state_path=state, now="1287587646.394023"
+    ) == (
         "sid.inpe.br/mtc-m18/2010/10.20.15.14.06",
         F(1287587646),
     )
-    assert mint_repository_name("mtc-m18.sid.inpe.br", 80, state_path=state, now="1287587646.394023") == (
+    assert mint_repository_name(
+        "mtc-m18.sid.inpe.br", 80, state_path=state, now="1287587646.394023"
+    ) == (
         "sid.inpe.br/mtc-m18/2010/10.20.15.14.07",
         F(1287587647),
     )
@@ -145,8 +162,13 @@ def test_mint_repository_name(tmp_path):
 
 def test_mint_ibip(tmp_path):
     state = tmp_path / "state.json"
-    assert mint_ibip("150.163.34.243", 800, state_path=state, now=1234806360) == ("8JMKD3MGP8W/34PGRBS", F(1234806360))
-    label, date = mint_ibip("150.163.34.243", None, state_path=state, now=1234806360, granularity="0.1")
+    assert mint_ibip("150.163.34.243", 800, state_path=state, now=1234806360) == (
+        "8JMKD3MGP8W/34PGRBS",
+        F(1234806360),
+    )
+    label, date = mint_ibip(
+        "150.163.34.243", None, state_path=state, now=1234806360, granularity="0.1"
+    )
     assert (label, date) == ("8JMKD3MGP8W/34PGRBSW3", F("1234806360.1"))
 
 
@@ -159,10 +181,16 @@ def test_a_bad_host_leaves_the_memory_alone(tmp_path):
 
 def test_default_state_path(monkeypatch, tmp_path):
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg"))
-    assert default_state_path("mtc-m18.sid.inpe.br", None) == tmp_path / "xdg/ibistatic/sid.inpe.br_mtc-m18.json"
+    assert (
+        default_state_path("mtc-m18.sid.inpe.br", None)
+        == tmp_path / "xdg/ibistatic/sid.inpe.br_mtc-m18.json"
+    )
     monkeypatch.delenv("XDG_STATE_HOME")
     monkeypatch.setenv("HOME", str(tmp_path))
-    assert default_state_path("150.163.34.243", None) == tmp_path / ".local/state/ibistatic/8JMKD3MGP8W.json"
+    assert (
+        default_state_path("150.163.34.243", None)
+        == tmp_path / ".local/state/ibistatic/8JMKD3MGP8W.json"
+    )
 
 
 # --- many processes, one subsystem ----------------------------------------------------
@@ -173,7 +201,9 @@ PROCESSES, LABELS = 8, 200
 def _mint_many(state: str) -> list[tuple[str, str]]:
     out = []
     for _ in range(LABELS):
-        label, date = mint_repository_name("mtc-m18.sid.inpe.br", None, state_path=state, granularity="0.001")
+        label, date = mint_repository_name(
+            "mtc-m18.sid.inpe.br", None, state_path=state, granularity="0.001"
+        )
         out.append((label, str(date.numerator) + "/" + str(date.denominator)))
     return out
 

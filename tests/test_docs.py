@@ -12,7 +12,10 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_mkdocs_build_strict(tmp_path):
     result = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "docs")],
-        cwd=ROOT, capture_output=True, text=True, timeout=120,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "docs" / "index.html").exists()

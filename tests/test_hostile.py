@@ -7,14 +7,23 @@ archive root is shown, and that the innocent items are still published.
 
 from __future__ import annotations
 
-import builtins
 import os
 from pathlib import Path
 
 import pytest
 
 from ibistatic.cli import main
-from tests.hostile.cases import ARCHIVE_A, ARCHIVE_B, BAD, CASES, GOOD_A, GOOD_B, GOOD_CONFIG, GOOD_ITEM, Case
+from tests.hostile.cases import (
+    ARCHIVE_A,
+    ARCHIVE_B,
+    BAD,
+    CASES,
+    GOOD_A,
+    GOOD_B,
+    GOOD_CONFIG,
+    GOOD_ITEM,
+    Case,
+)
 
 
 def _repository(root: Path, name: str, descriptor: str) -> Path:
@@ -45,7 +54,9 @@ def unreadable(monkeypatch):
     real_open, real_scandir = os.open, os.scandir
 
     def refuse(path):
-        if isinstance(path, (str, bytes, os.PathLike)) and os.fsdecode(os.path.realpath(path)).endswith(".unreadable"):
+        if isinstance(path, (str, bytes, os.PathLike)) and os.fsdecode(
+            os.path.realpath(path)
+        ).endswith(".unreadable"):
             raise PermissionError(13, "Permission denied", str(path))
 
     def guarded_open(path, *args, **kwargs):
@@ -107,7 +118,9 @@ def test_one_bad_input_costs_only_itself(case: Case, tmp_path, capsys, unreadabl
     output = "\n".join(lines)
     expected = _filled(case.message, words)
     assert "Traceback" not in output
-    assert any(line.startswith(expected) for line in lines), f"no line starts with {expected!r}:\n{output}"
+    assert any(line.startswith(expected) for line in lines), (
+        f"no line starts with {expected!r}:\n{output}"
+    )
     assert code == case.exit, output
     for secret in case.absent:
         assert secret not in output
@@ -122,7 +135,17 @@ def test_one_bad_input_costs_only_itself(case: Case, tmp_path, capsys, unreadabl
 def test_the_corpus_is_large_and_covers_every_class():
     prefixes = {case.name.split("-")[0] for case in CASES}
     assert len(CASES) >= 300
-    assert {"item", "yaml", "bytes", "limit", "archive", "tree", "config", "cli", "accepted"} <= prefixes
+    assert {
+        "item",
+        "yaml",
+        "bytes",
+        "limit",
+        "archive",
+        "tree",
+        "config",
+        "cli",
+        "accepted",
+    } <= prefixes
 
 
 def test_printing_never_raises_on_an_ascii_stream(tmp_path, capsys, monkeypatch):

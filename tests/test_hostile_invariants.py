@@ -25,16 +25,27 @@ SITE_URL = "https://ibi.example.org/"
 
 #: faults a depositor can make to one repository: (name, how)
 FAULTS = {
-    "impossible-date": lambda d: (d / "item.yaml").write_text("state: Original\ntimestamp: 2009-02-30T00:00:00Z\n"),
+    "impossible-date": lambda d: (d / "item.yaml").write_text(
+        "state: Original\ntimestamp: 2009-02-30T00:00:00Z\n"
+    ),
     "deep-nesting": lambda d: (d / "item.yaml").write_text("[" * 50_000),
-    "billion-laughs": lambda d: (d / "item.yaml").write_text("a: &a [x, x]\nb: &b [*a, *a, *a]\nstate: *b\n"),
-    "python-tag": lambda d: (d / "item.yaml").write_text("state: !!python/object/apply:os.system [id]\n"),
+    "billion-laughs": lambda d: (d / "item.yaml").write_text(
+        "a: &a [x, x]\nb: &b [*a, *a, *a]\nstate: *b\n"
+    ),
+    "python-tag": lambda d: (d / "item.yaml").write_text(
+        "state: !!python/object/apply:os.system [id]\n"
+    ),
     "duplicate-key": lambda d: (d / "item.yaml").write_text("state: Original\nstate: Copy\n"),
     "not-utf-8": lambda d: (d / "item.yaml").write_bytes(b"state: Orig\xe9nal\n"),
     "fifo": lambda d: ((d / "item.yaml").unlink(), os.mkfifo(d / "item.yaml")),
-    "link-out": lambda d: ((d / "item.yaml").unlink(), os.symlink("/etc/hostname", d / "item.yaml")),
+    "link-out": lambda d: (
+        (d / "item.yaml").unlink(),
+        os.symlink("/etc/hostname", d / "item.yaml"),
+    ),
     "bad-state": lambda d: (d / "item.yaml").write_text("state: Orignal\n"),
-    "huge-number": lambda d: (d / "item.yaml").write_text("state: Original\nibip: " + "7" * 5000 + "\n"),
+    "huge-number": lambda d: (d / "item.yaml").write_text(
+        "state: Original\nibip: " + "7" * 5000 + "\n"
+    ),
     "empty-doc": lambda d: (d / "doc" / "report.txt").unlink(),
     "directory-descriptor": lambda d: ((d / "item.yaml").unlink(), (d / "item.yaml").mkdir()),
 }
@@ -44,16 +55,23 @@ def _repository(number: int) -> str:
     return f"sid.inpe.br/mtc-m18@80/2009/07.21.13.{number:02d}"
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(faults=st.lists(st.sampled_from(sorted(FAULTS)), min_size=1, max_size=6), innocent=st.integers(1, 5),
-       random=st.randoms(use_true_random=False))
-def test_innocent_items_always_publish_and_problems_name_the_faulty_only(tmp_path_factory, faults, innocent, random):
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    faults=st.lists(st.sampled_from(sorted(FAULTS)), min_size=1, max_size=6),
+    innocent=st.integers(1, 5),
+    random=st.randoms(use_true_random=False),
+)
+def test_innocent_items_always_publish_and_problems_name_the_faulty_only(
+    tmp_path_factory, faults, innocent, random
+):
     root = tmp_path_factory.mktemp("case") / "mtc-m16c"
     root.mkdir()
     (root / "archive.yaml").write_text(ARCHIVE_A)
     numbers = random.sample(range(60), len(faults) + innocent)
     faulty = {_repository(n): fault for n, fault in zip(numbers, faults)}
-    good = {_repository(n) for n in numbers[len(faults):]}
+    good = {_repository(n) for n in numbers[len(faults) :]}
     for name in [*faulty, *good]:
         directory = root.joinpath(*name.split("/"))
         (directory / "doc").mkdir(parents=True)
@@ -72,7 +90,14 @@ def test_innocent_items_always_publish_and_problems_name_the_faulty_only(tmp_pat
 
 def _run(code: str, tmp_path: Path, timeout: int = 60) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def _site(tmp_path: Path, descriptor: bytes) -> None:
@@ -83,21 +108,27 @@ def _site(tmp_path: Path, descriptor: bytes) -> None:
         (directory / "item.yaml").write_bytes(text)
         (directory / "doc" / "report.txt").write_text("x")
     (root / "archive.yaml").write_text(ARCHIVE_A)
-    (tmp_path / "ibistatic.yaml").write_text("site-url: https://ibi.example.org/\narchives: [mtc-m16c]\n")
+    (tmp_path / "ibistatic.yaml").write_text(
+        "site-url: https://ibi.example.org/\narchives: [mtc-m16c]\n"
+    )
 
 
 def test_a_descriptor_that_segfaults_libyaml_is_one_error_in_a_real_process(tmp_path):
     _site(tmp_path, b"[" * 60_000 + b"]" * 60_000)
     done = _run("import sys; from ibistatic.cli import main; sys.exit(main(['build']))", tmp_path)
     assert done.returncode == 1, done.stderr
-    assert f"error: mtc-m16c: {_repository(2)}/item.yaml: lists or mappings nested over 32 deep at line 1, column 33" in done.stderr
+    assert (
+        f"error: mtc-m16c: {_repository(2)}/item.yaml: lists or mappings nested over 32 deep at line 1, column 33"
+        in done.stderr
+    )
     assert (tmp_path / "site" / _repository(1) / "index.html").is_file()
 
 
 @pytest.mark.skipif(not forked.available(), reason="needs fork")
 def test_a_crawl_worker_that_segfaults_ends_the_build_with_a_clear_error_not_a_hang(tmp_path):
     _site(tmp_path, b"state: Original\n")
-    done = _run("""
+    done = _run(
+        """
         import ctypes, os, sys
         from ibistatic.archive import crawl
         crawl.PARALLEL_REPOSITORIES = 1  # read in forked workers
@@ -110,16 +141,27 @@ def test_a_crawl_worker_that_segfaults_ends_the_build_with_a_clear_error_not_a_h
         crawl.read_repository = read
         from ibistatic.cli import main
         sys.exit(main(['build']))
-    """, tmp_path)
+    """,
+        tmp_path,
+    )
     assert done.returncode == 1, done.stderr
-    assert "ibistatic build: reading the 2 repositories of Archive mtc-m16c: a worker process died of SIGSEGV (share 2 of 2); " \
-           "nothing was published, the previous output is unchanged" in done.stderr
+    assert (
+        "ibistatic build: reading the 2 repositories of Archive mtc-m16c: a worker process died of "
+        "SIGSEGV (share 2 of 2); "
+        "nothing was published, the previous output is unchanged" in done.stderr
+    )
     assert "Traceback" not in done.stderr
     assert not (tmp_path / "site").exists()
 
 
 @pytest.mark.skipif(not forked.available(), reason="needs fork")
-@pytest.mark.parametrize("how, words", [(signal.SIGKILL, "died of SIGKILL (perhaps killed for lack of memory)"), (signal.SIGSEGV, "died of SIGSEGV")])
+@pytest.mark.parametrize(
+    "how, words",
+    [
+        (signal.SIGKILL, "died of SIGKILL (perhaps killed for lack of memory)"),
+        (signal.SIGSEGV, "died of SIGSEGV"),
+    ],
+)
 def test_run_shares_names_a_worker_death(how, words):
     def work(share, counter):
         if share == 1:
@@ -129,7 +171,10 @@ def test_run_shares_names_a_worker_death(how, words):
 
     with pytest.raises(forked.WorkerDied) as raised:
         list(forked.run_shares(work, doing="testing"))
-    assert str(raised.value) == f"testing: a worker process {words} (share 2 of 2); nothing was published, the previous output is unchanged"
+    assert (
+        str(raised.value)
+        == f"testing: a worker process {words} (share 2 of 2); nothing was published, the previous output is unchanged"
+    )
 
 
 def test_a_worker_that_exits_without_a_result_is_named():
@@ -138,7 +183,10 @@ def test_a_worker_that_exits_without_a_result_is_named():
             os._exit(3)
         return share
 
-    with pytest.raises(forked.WorkerDied, match=r"^testing: a worker process ended with exit status 3 and no result \(share 1 of 2\)"):
+    with pytest.raises(
+        forked.WorkerDied,
+        match=r"^testing: a worker process ended with exit status 3 and no result \(share 1 of 2\)",
+    ):
         list(forked.run_shares(work, doing="testing"))
 
 
@@ -155,7 +203,9 @@ def test_exit_codes_and_counts_tell_the_truth(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     assert main(["build"]) == 0  # a warning only
     assert main(["build", "--strict"]) == 1
-    (tmp_path / "mtc-m16c" / _repository(2).replace("/", os.sep) / "item.yaml").write_text("state: Orignal\n")
+    (tmp_path / "mtc-m16c" / _repository(2).replace("/", os.sep) / "item.yaml").write_text(
+        "state: Orignal\n"
+    )
     capsys.readouterr()  # only the last run's lines below
     assert main(["build"]) == 1  # an error was reported
     out, err = capsys.readouterr()
@@ -163,7 +213,9 @@ def test_exit_codes_and_counts_tell_the_truth(tmp_path, monkeypatch, capsys):
     errors = sum(line.startswith("error:") for line in printed)
     warnings = len(printed) - errors
     assert errors == 1 and warnings >= 2  # the bad state; the unknown key, the kept publication
-    assert f" {errors} errors, {warnings} warnings " in out.splitlines()[-1]  # the summary counts what was printed
+    assert (
+        f" {errors} errors, {warnings} warnings " in out.splitlines()[-1]
+    )  # the summary counts what was printed
 
 
 def test_alike_warnings_are_capped_with_a_count(tmp_path, monkeypatch, capsys):
@@ -177,5 +229,8 @@ def test_alike_warnings_are_capped_with_a_count(tmp_path, monkeypatch, capsys):
     out, err = capsys.readouterr()
     alike = [line for line in err.splitlines() if "a 4th-level directory without item.yaml" in line]
     assert len(alike) == 21
-    assert alike[-1] == "warning: mtc-m16c: ... and 5 more warnings like this (a 4th-level directory without item.yaml)"
+    assert (
+        alike[-1]
+        == "warning: mtc-m16c: ... and 5 more warnings like this (a 4th-level directory without item.yaml)"
+    )
     assert " 0 errors, 26 warnings " in out  # 25 folders and the host-file warning

@@ -15,7 +15,6 @@ from ibistatic.core.http import ALERT_STATUS, HttpAnswer, header_value, http_ans
 from ibistatic.core.outcome import ALERTS, Resolution
 from ibistatic.core.relations import parse_modifier
 from ibistatic.serve import make_server
-
 from site_helpers import build
 
 URL = "https://a.example/doc/x.pdf"
@@ -25,10 +24,21 @@ def redirect(content_type: str = "Data") -> Resolution:
     return Resolution(URL, None, content_type=content_type)
 
 
-@pytest.mark.parametrize("modifier, status", [
-    ("", 302), ("!", 302), ("+(en)", 302), ("!+(pt-BR)", 302),
-    (":", 303), (":(oai_dc)", 303), ("!:", 303), ("!:(oai_dc)", 303), ("+(en):", 303), (":+(pt)", 303),
-])
+@pytest.mark.parametrize(
+    "modifier, status",
+    [
+        ("", 302),
+        ("!", 302),
+        ("+(en)", 302),
+        ("!+(pt-BR)", 302),
+        (":", 303),
+        (":(oai_dc)", 303),
+        ("!:", 303),
+        ("!:(oai_dc)", 303),
+        ("+(en):", 303),
+        (":+(pt)", 303),
+    ],
+)
 def test_303_exactly_when_the_url_asks_for_metadata_about_the_item(modifier, status):
     answer = http_answer(redirect(), parse_modifier(modifier))
     assert answer == HttpAnswer(status, URL, (("Location", URL),))
@@ -48,9 +58,17 @@ def test_every_alert_has_a_status_and_no_location(alert):
     assert answer.header("Location") is None
 
 
-@pytest.mark.parametrize("alert, status", [
-    ("not-found", 404), ("unavailable", 404), ("deleted", 410), ("conflict", 409), ("no-original", 409), ("loop", 409),
-])
+@pytest.mark.parametrize(
+    "alert, status",
+    [
+        ("not-found", 404),
+        ("unavailable", 404),
+        ("deleted", 410),
+        ("conflict", 409),
+        ("no-original", 409),
+        ("loop", 409),
+    ],
+)
 def test_alert_statuses(alert, status):
     assert http_answer(Resolution(None, alert), ()).status == status
 
@@ -60,20 +78,28 @@ def test_an_outcome_with_neither_url_nor_alert_is_refused():
         http_answer(Resolution(None, None), ())
 
 
-@pytest.mark.parametrize("modifier, varies", [("+", True), ("!+:", True), (":+", True), ("+(en)", False), ("", False)])
+@pytest.mark.parametrize(
+    "modifier, varies", [("+", True), ("!+:", True), (":+", True), ("+(en)", False), ("", False)]
+)
 def test_vary_only_when_the_browser_languages_choose(modifier, varies):
     for outcome in (redirect(), Resolution(None, "unavailable")):
         answer = http_answer(outcome, parse_modifier(modifier))
         assert answer.header("vary") == ("Accept-Language" if varies else None)
 
 
-@pytest.mark.parametrize("url, location", [
-    ("https://a.example/x\r\nSet-Cookie: a=b", "https://a.example/x%0D%0ASet-Cookie:%20a=b"),
-    ("https://a.example/x\nLocation: //evil", "https://a.example/x%0ALocation:%20//evil"),
-    ("https://a.example/São José\t1.pdf", "https://a.example/S%C3%A3o%20Jos%C3%A9%091.pdf"),
-    ("https://a.example/\x00\x7f\x85", "https://a.example/%00%7F%C2%85"),
-    ("https://a.example/CCSDS%20650.0-B-1.pdf?x=1", "https://a.example/CCSDS%20650.0-B-1.pdf?x=1"),
-])
+@pytest.mark.parametrize(
+    "url, location",
+    [
+        ("https://a.example/x\r\nSet-Cookie: a=b", "https://a.example/x%0D%0ASet-Cookie:%20a=b"),
+        ("https://a.example/x\nLocation: //evil", "https://a.example/x%0ALocation:%20//evil"),
+        ("https://a.example/São José\t1.pdf", "https://a.example/S%C3%A3o%20Jos%C3%A9%091.pdf"),
+        ("https://a.example/\x00\x7f\x85", "https://a.example/%00%7F%C2%85"),
+        (
+            "https://a.example/CCSDS%20650.0-B-1.pdf?x=1",
+            "https://a.example/CCSDS%20650.0-B-1.pdf?x=1",
+        ),
+    ],
+)
 def test_header_values_never_carry_controls(url, location):
     answer = http_answer(Resolution(url, None), ())
     assert answer.location == location
@@ -84,7 +110,11 @@ def test_header_values_never_carry_controls(url, location):
 
 def test_header_lookup_ignores_case():
     answer = HttpAnswer(302, URL, (("Location", URL), ("Vary", "Accept-Language")))
-    assert (answer.header("location"), answer.header("VARY"), answer.header("ETag")) == (URL, "Accept-Language", None)
+    assert (answer.header("location"), answer.header("VARY"), answer.header("ETag")) == (
+        URL,
+        "Accept-Language",
+        None,
+    )
 
 
 # -- the server and the host files give the same answers ------------------------------
@@ -150,26 +180,39 @@ def test_the_server_answers_every_published_url_as_the_host_files_do(sample_site
     statuses = nginx_block(sample_site, "$ibistatic_status")
     gone = {key for key, status in statuses.items() if status == "410"}
     paths = sitemap_paths(sample_site) | set(redirects) | gone
-    assert len(redirects) > 250 and len(gone) > 3 and len(paths) > 400  # modifiers: all emits one language per page (bounded)
+    assert (
+        len(redirects) > 250 and len(gone) > 3 and len(paths) > 400
+    )  # modifiers: all emits one language per page (bounded)
     left_to_pages = 0
     for path in sorted(paths):
         status, location, vary = ask(server, path)
         nginx_key = unquote(path).lower()
         if path in redirects:
             assert (status, location) == redirects[path], path
-            assert (int(statuses.get(nginx_key, "302")), targets[nginx_key]) == redirects[path], path
+            assert (int(statuses.get(nginx_key, "302")), targets[nginx_key]) == redirects[path], (
+                path
+            )
         elif nginx_key in statuses:
             assert (status, location) == (int(statuses[nginx_key]), None) == (410, None), path
         else:
             # no rule: the answer depends on the browser's languages, or is an alert
             # page other than 410; either way the site's pages answer it
-            assert vary == "Accept-Language" or (location is None and status in (404, 409)), (path, status)
+            assert vary == "Accept-Language" or (location is None and status in (404, 409)), (
+                path,
+                status,
+            )
             left_to_pages += 1
     assert left_to_pages > 80  # the sample's language-less '+' URLs
 
 
 def test_the_server_redirects_the_bare_url_of_a_metadata_record_with_302(server):
     path = "/sid.inpe.br/mtc-m18/2012/07.12.18.08.49"  # content type Metadata
-    assert ask(server, path)[:2] == (302, "http://mtc-m16c.sid.inpe.br/col/sid.inpe.br/mtc-m18/2012/07.12.18.08.49/doc/metadata.cgi")
+    assert ask(server, path)[:2] == (
+        302,
+        "http://mtc-m16c.sid.inpe.br/col/sid.inpe.br/mtc-m18/2012/07.12.18.08.49/doc/metadata.cgi",
+    )
     edition = "/sid.inpe.br/mtc-m18/2012/07.12.18.08:(oai_dc)"  # asks for that record as metadata
-    assert ask(server, edition)[:2] == (303, "http://mtc-m16c.sid.inpe.br/col/sid.inpe.br/mtc-m18/2012/07.12.18.08.49/doc/metadata.cgi?choice=oai_dc")
+    assert ask(server, edition)[:2] == (
+        303,
+        "http://mtc-m16c.sid.inpe.br/col/sid.inpe.br/mtc-m18/2012/07.12.18.08.49/doc/metadata.cgi?choice=oai_dc",
+    )

@@ -122,7 +122,12 @@ DECODED = [
     ("8JMKD3MGP8W/34PGRBS", "150.163.34.243", 800, Fraction(1234806360)),
     ("8jmkd3mgp8w/34pgrbs", "150.163.34.243", 800, Fraction(1234806360)),
     ("8JMKD3MGP8WD49/38ERDLBWJ9K5", "150.163.34.243", 8080, Fraction("1287587646.394023")),
-    ("7URMDHLL9SSN2D89MX34M/38ERDLBW" + encode_number(50), "2001:252:0:1::2008:6", 802, Fraction("1287587646.05")),
+    (
+        "7URMDHLL9SSN2D89MX34M/38ERDLBW" + encode_number(50),
+        "2001:252:0:1::2008:6",
+        802,
+        Fraction("1287587646.05"),
+    ),
     ("8MCX/2", "::1", 800, Fraction(EPOCH)),
     # an IPv6 address coded "as given" (not in RFC 5952 form) decodes as it was written
     ("AUN2FQ6M2CX/3", "2001:0db8::1", 800, Fraction(EPOCH + 1)),
@@ -149,15 +154,27 @@ BAD_IBIPS = [
     ("7URMDHLL9SSN2D89MW/34PGRBS", 0, "the code of an IPv4 address"),
     ("2W/34PGRBS", 0, "the code of an IPv4 address"),
     ("8JMKD3MGP8W" + "U" * 9 + "/34PGRBS", 11, "the code of a port from 1 to 65535 other than 800"),
-    ("8JMKD3MGP8W" + encode_number(800) + "/34PGRBS", 11, "the code of a port from 1 to 65535 other than 800"),
+    (
+        "8JMKD3MGP8W" + encode_number(800) + "/34PGRBS",
+        11,
+        "the code of a port from 1 to 65535 other than 800",
+    ),
     ("8JMKD3MGP8W2/34PGRBS", 11, "the code of a port from 1 to 65535 other than 800"),
     ("8JMKD3MGP8W23/34PGRBS", 11, "an IBIp digit other than 2 (no leading zero in the coded port)"),
     ("8JMKD3MGP8W/W3", 12, IBIP_DIGIT),
-    ("8JMKD3MGP8W/234PGRBS", 12, "an IBIp digit other than 2 (no leading zero in the coded seconds)"),
+    (
+        "8JMKD3MGP8W/234PGRBS",
+        12,
+        "an IBIp digit other than 2 (no leading zero in the coded seconds)",
+    ),
     ("8JMKD3MGP8W/34PGRBSX", 19, f"{IBIP_DIGIT}, 'W' or end of input"),
     ("8JMKD3MGP8W/34PGRBSW", 20, IBIP_DIGIT),
     ("8JMKD3MGP8W/34PGRBSW2", 20, "the code of a fraction of 1 to 30 decimal digits"),
-    ("8JMKD3MGP8W/34PGRBSW23", 20, "an IBIp digit other than 2 (no leading zero in the coded fraction)"),
+    (
+        "8JMKD3MGP8W/34PGRBSW23",
+        20,
+        "an IBIp digit other than 2 (no leading zero in the coded fraction)",
+    ),
     ("8JMKD3MGP8W/34PGRBSW3W3", 21, f"{IBIP_DIGIT} or end of input"),
     ("8JMKD3MGP8W/34PGRBSW" + "U" * 22, 20, "the code of a fraction of 1 to 30 decimal digits"),
 ]
@@ -183,21 +200,48 @@ def test_decode_ibip_checks_the_grammar_first():
 @pytest.mark.parametrize(
     "call, message",
     [
-        (lambda: encode_number(-1), "only a non-negative integer can be coded in IBIp digits, not -1"),
-        (lambda: encode_number(True), "only a non-negative integer can be coded in IBIp digits, not True"),
+        (
+            lambda: encode_number(-1),
+            "only a non-negative integer can be coded in IBIp digits, not -1",
+        ),
+        (
+            lambda: encode_number(True),
+            "only a non-negative integer can be coded in IBIp digits, not True",
+        ),
         (lambda: encode_ip("150.163.34"), "not an IPv4 or IPv6 address: '150.163.34'"),
-        (lambda: encode_ip("0.1.2.3"), "0.1.2.3 cannot be coded in an IBIp: its leading digit 0 would be lost"),
-        (lambda: encode_ip("0:1::"), "0:1:: cannot be coded in an IBIp: its leading digit 0 would be lost"),
-        (lambda: encode_ip("fe80::1%eth0"), "an IP address with a zone cannot be coded: 'fe80::1%eth0'"),
+        (
+            lambda: encode_ip("0.1.2.3"),
+            "0.1.2.3 cannot be coded in an IBIp: its leading digit 0 would be lost",
+        ),
+        (
+            lambda: encode_ip("0:1::"),
+            "0:1:: cannot be coded in an IBIp: its leading digit 0 would be lost",
+        ),
+        (
+            lambda: encode_ip("fe80::1%eth0"),
+            "an IP address with a zone cannot be coded: 'fe80::1%eth0'",
+        ),
         (lambda: ibip_prefix("150.163.34.243", 0), "a port is an integer from 1 to 65535, not 0"),
-        (lambda: ibip_prefix("150.163.34.243", 65536), "a port is an integer from 1 to 65535, not 65536"),
-        (lambda: ibip_suffix(EPOCH - 1), "an IBIp cannot code a date before 1995-08-01T00:00:00Z (807235200): 807235199"),
-        (lambda: ibip_suffix(Fraction(1234806360 * 3 + 1, 3)),
-         "a date needs a decimal fraction of at most 30 digits, not 1/3"),
-        (lambda: ibip_suffix(Fraction(1, 10**31) + EPOCH),
-         "a date needs a decimal fraction of at most 30 digits, not 1/10000000000000000000000000000000"),
-        (lambda: ibip_suffix(1234806360.5),
-         "date must be exact (int, Fraction, Decimal or decimal string), not 1234806360.5"),
+        (
+            lambda: ibip_prefix("150.163.34.243", 65536),
+            "a port is an integer from 1 to 65535, not 65536",
+        ),
+        (
+            lambda: ibip_suffix(EPOCH - 1),
+            "an IBIp cannot code a date before 1995-08-01T00:00:00Z (807235200): 807235199",
+        ),
+        (
+            lambda: ibip_suffix(Fraction(1234806360 * 3 + 1, 3)),
+            "a date needs a decimal fraction of at most 30 digits, not 1/3",
+        ),
+        (
+            lambda: ibip_suffix(Fraction(1, 10**31) + EPOCH),
+            "a date needs a decimal fraction of at most 30 digits, not 1/10000000000000000000000000000000",
+        ),
+        (
+            lambda: ibip_suffix(1234806360.5),
+            "date must be exact (int, Fraction, Decimal or decimal string), not 1234806360.5",
+        ),
         (lambda: ibip_suffix("1e9"), "date must be POSIX seconds as a decimal number, not '1e9'"),
         (lambda: ibip_suffix("1/3"), "date must be POSIX seconds as a decimal number, not '1/3'"),
     ],

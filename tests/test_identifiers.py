@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ibistatic.core import identifiers
 from ibistatic.core.identifiers import (
     Ibip,
     RepositoryName,
@@ -21,29 +24,106 @@ from ibistatic.errors import IbiSyntaxError
 # (text, subdomain, word, port, port separator, suffix, the four parts)
 REPOSITORY_NAMES = [
     # the standard's own vectors first
-    ("sid.inpe.br/mtc-m19/2013/09.04.12.27.57", "sid.inpe.br", "mtc-m19", None, "", "2013/09.04.12.27.57",
-     ("sid.inpe.br", "mtc-m19", "2013", "09.04.12.27.57")),
-    ("sid.inpe.br/mtc-m19/2010/08.25.12.38", "sid.inpe.br", "mtc-m19", None, "", "2010/08.25.12.38",
-     ("sid.inpe.br", "mtc-m19", "2010", "08.25.12.38")),
-    ("sid.inpe.br/mtc-m18@80/2009/02.16.17.46", "sid.inpe.br", "mtc-m18", 80, "@", "2009/02.16.17.46",
-     ("sid.inpe.br", "mtc-m18@80", "2009", "02.16.17.46")),  # Example 1 of chapter 5
-    ("sid.INPE.br/MTC-m18@80/2009/02.16.17.46", "sid.INPE.br", "MTC-m18", 80, "@", "2009/02.16.17.46",
-     ("sid.INPE.br", "MTC-m18@80", "2009", "02.16.17.46")),
-    ("sid.inpe.br/mtc-m18@80/2009/07.21.13.23.47", "sid.inpe.br", "mtc-m18", 80, "@", "2009/07.21.13.23.47",
-     ("sid.inpe.br", "mtc-m18@80", "2009", "07.21.13.23.47")),
-    ("dpi.inpe.br/banon/1998/08.02.08.56", "dpi.inpe.br", "banon", None, "", "1998/08.02.08.56",
-     ("dpi.inpe.br", "banon", "1998", "08.02.08.56")),
-    ("sid.inpe.br/mtc-m18/2010/10.20.15.21.55", "sid.inpe.br", "mtc-m18", None, "", "2010/10.20.15.21.55",
-     ("sid.inpe.br", "mtc-m18", "2010", "10.20.15.21.55")),  # Table 6.2
+    (
+        "sid.inpe.br/mtc-m19/2013/09.04.12.27.57",
+        "sid.inpe.br",
+        "mtc-m19",
+        None,
+        "",
+        "2013/09.04.12.27.57",
+        ("sid.inpe.br", "mtc-m19", "2013", "09.04.12.27.57"),
+    ),
+    (
+        "sid.inpe.br/mtc-m19/2010/08.25.12.38",
+        "sid.inpe.br",
+        "mtc-m19",
+        None,
+        "",
+        "2010/08.25.12.38",
+        ("sid.inpe.br", "mtc-m19", "2010", "08.25.12.38"),
+    ),
+    (
+        "sid.inpe.br/mtc-m18@80/2009/02.16.17.46",
+        "sid.inpe.br",
+        "mtc-m18",
+        80,
+        "@",
+        "2009/02.16.17.46",
+        ("sid.inpe.br", "mtc-m18@80", "2009", "02.16.17.46"),
+    ),  # Example 1 of chapter 5
+    (
+        "sid.INPE.br/MTC-m18@80/2009/02.16.17.46",
+        "sid.INPE.br",
+        "MTC-m18",
+        80,
+        "@",
+        "2009/02.16.17.46",
+        ("sid.INPE.br", "MTC-m18@80", "2009", "02.16.17.46"),
+    ),
+    (
+        "sid.inpe.br/mtc-m18@80/2009/07.21.13.23.47",
+        "sid.inpe.br",
+        "mtc-m18",
+        80,
+        "@",
+        "2009/07.21.13.23.47",
+        ("sid.inpe.br", "mtc-m18@80", "2009", "07.21.13.23.47"),
+    ),
+    (
+        "dpi.inpe.br/banon/1998/08.02.08.56",
+        "dpi.inpe.br",
+        "banon",
+        None,
+        "",
+        "1998/08.02.08.56",
+        ("dpi.inpe.br", "banon", "1998", "08.02.08.56"),
+    ),
+    (
+        "sid.inpe.br/mtc-m18/2010/10.20.15.21.55",
+        "sid.inpe.br",
+        "mtc-m18",
+        None,
+        "",
+        "2010/10.20.15.21.55",
+        ("sid.inpe.br", "mtc-m18", "2010", "10.20.15.21.55"),
+    ),  # Table 6.2
     # our own
-    ("sid.inpe.br/mtc-m18.8080/2010/10.20.15.14.06.394", "sid.inpe.br", "mtc-m18", 8080, ".", "2010/10.20.15.14.06.394",
-     ("sid.inpe.br", "mtc-m18.8080", "2010", "10.20.15.14.06.394")),
-    ("sid.inpe.br./mtc-m18/2010/10.20.15.14", "sid.inpe.br.", "mtc-m18", None, "", "2010/10.20.15.14",
-     ("sid.inpe.br.", "mtc-m18", "2010", "10.20.15.14")),
-    ("b/8/12345/01.02.03.04.00.5", "b", "8", None, "", "12345/01.02.03.04.00.5",
-     ("b", "8", "12345", "01.02.03.04.00.5")),
-    ("x-1.a--b/9a-b@007/2009/99.99.99.99", "x-1.a--b", "9a-b", 7, "@", "2009/99.99.99.99",
-     ("x-1.a--b", "9a-b@007", "2009", "99.99.99.99")),
+    (
+        "sid.inpe.br/mtc-m18.8080/2010/10.20.15.14.06.394",
+        "sid.inpe.br",
+        "mtc-m18",
+        8080,
+        ".",
+        "2010/10.20.15.14.06.394",
+        ("sid.inpe.br", "mtc-m18.8080", "2010", "10.20.15.14.06.394"),
+    ),
+    (
+        "sid.inpe.br./mtc-m18/2010/10.20.15.14",
+        "sid.inpe.br.",
+        "mtc-m18",
+        None,
+        "",
+        "2010/10.20.15.14",
+        ("sid.inpe.br.", "mtc-m18", "2010", "10.20.15.14"),
+    ),
+    (
+        "b/8/12345/01.02.03.04.00.5",
+        "b",
+        "8",
+        None,
+        "",
+        "12345/01.02.03.04.00.5",
+        ("b", "8", "12345", "01.02.03.04.00.5"),
+    ),
+    (
+        "x-1.a--b/9a-b@007/2009/99.99.99.99",
+        "x-1.a--b",
+        "9a-b",
+        7,
+        "@",
+        "2009/99.99.99.99",
+        ("x-1.a--b", "9a-b@007", "2009", "99.99.99.99"),
+    ),
 ]
 
 IBIPS = [
@@ -89,13 +169,17 @@ def test_case_never_matters():
     assert upper.text != lower.text  # the text is kept as given
     assert parse_ibi("8jmkd3mgp8w/34pgrbs") == parse_ibi("8JMKD3MGP8W/34PGRBS")
     assert parse_ibi("8JMKD3MGP8W/34PGRBS") != parse_ibi("8JMKD3MGP8W/34PGRBT")
-    assert parse_ibi("sid.inpe.br/mtc-m18/2009/02.16.17.46") != parse_ibi("sid.inpe.br/mtc-m18@80/2009/02.16.17.46")
+    assert parse_ibi("sid.inpe.br/mtc-m18/2009/02.16.17.46") != parse_ibi(
+        "sid.inpe.br/mtc-m18@80/2009/02.16.17.46"
+    )
     assert parse_ibi("8JMKD3MGP8W/34PGRBS") != "8JMKD3MGP8W/34PGRBS"
 
 
 def test_forms_never_equal():
     repository = parse_ibi("a/b/2009/01.02.03.04")
-    ibip = Ibip(text="a/b/2009/01.02.03.04", prefix="a", suffix="b")  # built by hand: same key case aside
+    ibip = Ibip(
+        text="a/b/2009/01.02.03.04", prefix="a", suffix="b"
+    )  # built by hand: same key case aside
     assert repository != ibip
 
 
@@ -125,7 +209,11 @@ BAD_IBIS = [
     ("-sid.br/mtc/2009/01.02.03.04", 0, "a letter or a digit"),
     ("sid.inpe.br/mtc-/2009/01.02.03.04", 16, LETTER_DIGIT_HYPHEN),
     ("sid.inpe.br/-mtc/2009/01.02.03.04", 12, "a letter or a digit"),
-    ("inpe.123/mtc/2009/01.02.03.04", 8, "a letter, a digit, '-' or '.'"),  # last-word begins with a letter
+    (
+        "inpe.123/mtc/2009/01.02.03.04",
+        8,
+        "a letter, a digit, '-' or '.'",
+    ),  # last-word begins with a letter
     ("sid..br/mtc/2009/01.02.03.04", 4, "a letter, a digit or '/'"),  # "sid./" would do
     ("sid.inpe.br/mtc.x/2009/01.02.03.04", 16, "a digit"),
     ("sid.inpe.br/mtc@/2009/01.02.03.04", 16, "a digit"),
@@ -179,13 +267,21 @@ def test_one_form_only():
     )
     with pytest.raises(IbiSyntaxError) as caught:
         parse_ibip("sid.inpe.br/mtc-m18/2009/02.16.17.46")
-    assert str(caught.value).startswith(f"invalid IBIp 'sid.inpe.br/mtc-m18/2009/02.16.17.46': expected {IBIP_DIGIT}, 'W' or 'X' at character 2, found 'i'")
+    assert str(caught.value).startswith(
+        f"invalid IBIp 'sid.inpe.br/mtc-m18/2009/02.16.17.46': expected {IBIP_DIGIT}, 'W' or 'X' "
+        "at character 2, found 'i'"
+    )
 
 
 # (text, start, the IBI found, index after it)
 MATCHES = [
     ("http://h/8JMKD3MGP8W/35MMLL8!:(oai_dc)", 9, "8JMKD3MGP8W/35MMLL8", 28),
-    ("http://h/sid.inpe.br/mtc-m18@80/2009/07.21.13.23.47/file.pdf", 9, "sid.inpe.br/mtc-m18@80/2009/07.21.13.23.47", 51),
+    (
+        "http://h/sid.inpe.br/mtc-m18@80/2009/07.21.13.23.47/file.pdf",
+        9,
+        "sid.inpe.br/mtc-m18@80/2009/07.21.13.23.47",
+        51,
+    ),
     ("sid.inpe.br/mtc-m18/2012/07.12.18.08", 0, "sid.inpe.br/mtc-m18/2012/07.12.18.08", 36),
     ("sid.inpe.br/mtc-m18/2012/07.12.18.08+(pt-BR)", 0, "sid.inpe.br/mtc-m18/2012/07.12.18.08", 36),
     ("LK47B6W/362SFKH+?ibiurl.requireditemstatus=Original", 0, "LK47B6W/362SFKH", 15),
@@ -242,14 +338,20 @@ def test_split_host_name(host, first, subdomain):
 def test_bad_host_names(host, position, expected):
     with pytest.raises(IbiSyntaxError) as caught:
         split_host_name(host)
-    assert (caught.value.what, caught.value.position, caught.value.expected) == ("host name", position, expected)
+    assert (caught.value.what, caught.value.position, caught.value.expected) == (
+        "host name",
+        position,
+        expected,
+    )
 
 
 # --- properties ------------------------------------------------------------------------
 
 word = st.from_regex(r"[A-Za-z0-9]([A-Za-z0-9-]{0,6}[A-Za-z0-9])?", fullmatch=True)
 last_word = st.from_regex(r"[A-Za-z]([A-Za-z0-9-]{0,6}[A-Za-z0-9])?", fullmatch=True)
-suffix = st.from_regex(r"[0-9]{4,5}/[0-9]{2}\.[0-9]{2}\.[0-9]{2}\.[0-9]{2}(\.[0-9]{2}(\.[0-9]{1,6})?)?", fullmatch=True)
+suffix = st.from_regex(
+    r"[0-9]{4,5}/[0-9]{2}\.[0-9]{2}\.[0-9]{2}\.[0-9]{2}(\.[0-9]{2}(\.[0-9]{1,6})?)?", fullmatch=True
+)
 
 
 @st.composite
@@ -268,7 +370,12 @@ def test_valid_repository_names_round_trip(text, tail):
     assert match_ibi("http://x/" + text + tail, 9) == (value, 9 + len(text))
 
 
-@given(st.from_regex(r"[2-9A-HJ-NP-Ua-hj-np-u]+[WXwx][2-9A-HJ-NP-Ua-hj-np-u]*/[2-9A-HJ-NP-Ua-hj-np-u]+(?:[Ww][2-9A-HJ-NP-Ua-hj-np-u]+)?", fullmatch=True))
+@given(
+    st.from_regex(
+        r"[2-9A-HJ-NP-Ua-hj-np-u]+[WXwx][2-9A-HJ-NP-Ua-hj-np-u]*/[2-9A-HJ-NP-Ua-hj-np-u]+(?:[Ww][2-9A-HJ-NP-Ua-hj-np-u]+)?",
+        fullmatch=True,
+    )
+)
 def test_valid_ibips_round_trip(text):
     value = parse_ibi(text)
     assert isinstance(value, Ibip) and f"{value.prefix}/{value.suffix}" == text
@@ -303,32 +410,66 @@ def test_grammar_shaped_text_never_crashes(text):
 
 # --- the fast whole-text regexes agree with the rule-by-rule parser -------------------------
 
-from hypothesis import given as _given, settings as _settings, strategies as _st
+_PIECES = [
+    "sid",
+    "inpe",
+    "br",
+    "mtc-m18",
+    "-",
+    ".",
+    "/",
+    "@",
+    "80",
+    "8080",
+    "2009",
+    "07",
+    "21",
+    "13",
+    "23",
+    "5",
+    "8JMKD3MGP8W",
+    "35MME4E",
+    "a1",
+    "1a",
+    "x-",
+    "Z",
+    "I",
+    "0",
+    " ",
+]
 
-from ibistatic.core import identifiers as _identifiers
 
-_PIECES = ["sid", "inpe", "br", "mtc-m18", "-", ".", "/", "@", "80", "8080", "2009", "07", "21", "13", "23", "5",
-           "8JMKD3MGP8W", "35MME4E", "a1", "1a", "x-", "Z", "I", "0", " "]
-
-
-import dataclasses as _dataclasses  # noqa: E402
-
-
-@_settings(max_examples=3000)
-@_given(_st.lists(_st.sampled_from(_PIECES), max_size=14).map("".join))
+@settings(max_examples=3000)
+@given(st.lists(st.sampled_from(_PIECES), max_size=14).map("".join))
 def test_fast_parse_agrees_with_the_rule_parser(text):
-    for fast, rule in ((_identifiers._fast_repository, _identifiers._repository), (_identifiers._fast_ibip, _identifiers._ibip)):
-        slow, cursor = _identifiers._whole(rule, text)
+    for fast, rule in (
+        (identifiers._fast_repository, identifiers._repository),
+        (identifiers._fast_ibip, identifiers._ibip),
+    ):
+        slow, cursor = identifiers._whole(rule, text)
         quick = fast(text)
         if slow is None:
             assert quick is None, text
         else:
-            assert quick is not None and _dataclasses.astuple(quick) == _dataclasses.astuple(slow), text
+            assert quick is not None and dataclasses.astuple(quick) == dataclasses.astuple(slow), (
+                text
+            )
 
 
-@_settings(max_examples=500)
-@_given(_st.sampled_from(["sid.inpe.br/mtc-m18@80/2009/07.21.13.23", "sid.inpe.br./a.8080/20090/07.21.13.23.47.123",
-                          "a/b/0000/00.00.00.00", "8JMKD3MGP8W/35MME4E"]))
+@settings(max_examples=500)
+@given(
+    st.sampled_from(
+        [
+            "sid.inpe.br/mtc-m18@80/2009/07.21.13.23",
+            "sid.inpe.br./a.8080/20090/07.21.13.23.47.123",
+            "a/b/0000/00.00.00.00",
+            "8JMKD3MGP8W/35MME4E",
+        ]
+    )
+)
 def test_fast_parse_accepts_valid_names(text):
-    assert _identifiers._whole(_identifiers._repository, text)[0] is not None or _identifiers._whole(_identifiers._ibip, text)[0] is not None
-    assert _identifiers._fast_repository(text) or _identifiers._fast_ibip(text)
+    assert (
+        identifiers._whole(identifiers._repository, text)[0] is not None
+        or identifiers._whole(identifiers._ibip, text)[0] is not None
+    )
+    assert identifiers._fast_repository(text) or identifiers._fast_ibip(text)

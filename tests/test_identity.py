@@ -29,15 +29,25 @@ from hypothesis import strategies as st
 from ibistatic.config import load_config
 from ibistatic.core.identifiers import parse_ibip, parse_repository_name
 from ibistatic.core.model import ArchiveInfo, Item
-from ibistatic.core.storage import LastPublished, check_storage_model, holdings_of, patch_holdings, published_holders
+from ibistatic.core.storage import (
+    LastPublished,
+    check_storage_model,
+    holdings_of,
+    patch_holdings,
+    published_holders,
+)
 from ibistatic.resolver import Resolver
 from ibistatic.site.build import build_site
-
 from test_publish import make_project, snapshot
 
 # --- the core rule ------------------------------------------------------------------------
 
-INFOS = [ArchiveInfo(name, f"{name}.example.org", parse_repository_name("example.org/arch/2020/01.01.00.00")) for name in ("a", "b")]
+INFOS = [
+    ArchiveInfo(
+        name, f"{name}.example.org", parse_repository_name("example.org/arch/2020/01.01.00.00")
+    )
+    for name in ("a", "b")
+]
 G = "example.org/arch/2020/01.01.00.01"
 G_UPPER = "Example.ORG/arch/2020/01.01.00.01"  # the same IBI: repository names ignore case
 N = "example.org/arch/2019/01.01.00.01"  # sorts before G
@@ -46,18 +56,28 @@ Q = "8JMKD3MGP8W/3FBBBBB"
 
 
 def item(archive: str, repository: str, ibip: str | None = None, state: str = "Original") -> Item:
-    return Item(archive, parse_repository_name(repository), state, "2020-01-01T00:00:00Z", ibip=parse_ibip(ibip) if ibip else None)
+    return Item(
+        archive,
+        parse_repository_name(repository),
+        state,
+        "2020-01-01T00:00:00Z",
+        ibip=parse_ibip(ibip) if ibip else None,
+    )
 
 
 def held(holdings, archive: str, key: str) -> tuple[str, str | None] | None:
     """(repository as spelled on disk, IBIp) of what `archive` holds under `key`."""
     found = holdings.by_archive[archive].get(key)
-    return None if found is None else (found.repository.text, found.ibip.text if found.ibip else None)
+    return (
+        None if found is None else (found.repository.text, found.ibip.text if found.ibip else None)
+    )
 
 
 def test_the_published_table_names_every_holder_of_both_forms():
     table = published_holders([item("a", G, P), item("b", G_UPPER, P, "Copy"), item("a", N)])
-    assert {key: [(archive, name.text) for archive, name in holders] for key, holders in table.items()} == {
+    assert {
+        key: [(archive, name.text) for archive, name in holders] for key, holders in table.items()
+    } == {
         G: [("a", G), ("b", G_UPPER)],
         P: [("a", G), ("b", G_UPPER)],
         N: [("a", N)],
@@ -67,7 +87,9 @@ def test_the_published_table_names_every_holder_of_both_forms():
 def test_a_case_variant_newcomer_never_takes_a_published_ibi():
     published = published_holders([item("a", G, P)])
     newcomer = item("a", G_UPPER, Q)  # sorts first in byte order, and brings an IBIp of its own
-    holdings, problems = check_storage_model(INFOS, [newcomer, item("a", G, P)], published=published)
+    holdings, problems = check_storage_model(
+        INFOS, [newcomer, item("a", G, P)], published=published
+    )
     assert held(holdings, "a", G) == (G, P) and held(holdings, "a", P) == (G, P)
     assert Q not in holdings.by_archive["a"]  # left out whole
     assert [str(p) for p in problems] == [
@@ -78,7 +100,9 @@ def test_a_case_variant_newcomer_never_takes_a_published_ibi():
 
 def test_a_published_spelling_in_capitals_keeps_its_ibi_against_the_lower_case_one():
     published = published_holders([item("a", G_UPPER)])
-    holdings, problems = check_storage_model(INFOS, [item("a", G_UPPER), item("a", G)], published=published)
+    holdings, problems = check_storage_model(
+        INFOS, [item("a", G_UPPER), item("a", G)], published=published
+    )
     assert held(holdings, "a", G) == (G_UPPER, None)
     assert [(p.path, p.severity) for p in problems] == [(f"{G}/item.yaml", "error")]
     assert f"published for {G_UPPER} by an earlier build" in problems[0].found
@@ -94,7 +118,10 @@ def test_a_newcomer_never_takes_a_published_ibip(newcomer_archive):
     holdings, problems = check_storage_model(INFOS, [newcomer, holder], published=published)
     assert held(holdings, "b", P) == (G, P)
     assert held(holdings, newcomer_archive, N) == (N, None)  # kept, without the IBIp
-    assert all(P not in holdings.by_archive[name] or holdings.by_archive[name][P].key == G for name in ("a", "b"))
+    assert all(
+        P not in holdings.by_archive[name] or holdings.by_archive[name][P].key == G
+        for name in ("a", "b")
+    )
     assert [str(p) for p in problems] == [
         f"error: {newcomer_archive}: {N}/item.yaml: ibip: '{P}', published for {G} in b by an earlier build; "
         "expected an IBIp no other repository claims (a published IBI never changes hands)"
@@ -104,7 +131,9 @@ def test_a_newcomer_never_takes_a_published_ibip(newcomer_archive):
 def test_a_newcomer_with_a_published_name_and_a_published_ibip_takes_neither():
     """A case variant of one holder carrying the IBIp of another: both holders keep theirs."""
     published = published_holders([item("a", G), item("a", N, P)])
-    holdings, problems = check_storage_model(INFOS, [item("a", G_UPPER, P), item("a", G), item("a", N, P)], published=published)
+    holdings, problems = check_storage_model(
+        INFOS, [item("a", G_UPPER, P), item("a", G), item("a", N, P)], published=published
+    )
     assert held(holdings, "a", G) == (G, None)
     assert held(holdings, "a", P) == (N, P)
     assert [p.path for p in problems] == [f"{G_UPPER}/item.yaml"]
@@ -112,7 +141,9 @@ def test_a_newcomer_with_a_published_name_and_a_published_ibip_takes_neither():
 
 def test_copies_keep_sharing_a_published_ibip_across_archives():
     published = published_holders([item("a", G, P)])
-    holdings, problems = check_storage_model(INFOS, [item("a", G, P), item("b", G_UPPER, P, "Copy")], published=published)
+    holdings, problems = check_storage_model(
+        INFOS, [item("a", G, P), item("b", G_UPPER, P, "Copy")], published=published
+    )
     assert held(holdings, "a", P) == (G, P) and held(holdings, "b", P) == (G_UPPER, P)
     assert problems == []
 
@@ -120,7 +151,11 @@ def test_copies_keep_sharing_a_published_ibip_across_archives():
 def test_a_withdrawn_holder_frees_its_ibi_for_the_senior_claimant():
     """A holder removed from disk is a deliberate removal: its IBI is free again."""
     published = published_holders([item("a", G, P)])
-    holdings, problems = check_storage_model(INFOS, [item("a", N, P), item("b", "example.org/arch/2018/01.01.00.01", P)], published=published)
+    holdings, problems = check_storage_model(
+        INFOS,
+        [item("a", N, P), item("b", "example.org/arch/2018/01.01.00.01", P)],
+        published=published,
+    )
     assert held(holdings, "a", P) == (N, P)
     assert [p.found for p in problems] == [f"'{P}', already the IBIp of {N} in a"]
 
@@ -141,18 +176,36 @@ def test_first_build_ties_go_by_seniority_whatever_the_input_order():
     outcomes = set()
     for permutation in itertools.permutations(FIRST_BUILD_CLAIMANTS):
         holdings, problems = check_storage_model(INFOS, permutation)
-        outcomes.add((tuple(sorted((a, k, held(holdings, a, k)) for a in ("a", "b") for k in holdings.by_archive[a])), tuple(map(str, problems))))
+        outcomes.add(
+            (
+                tuple(
+                    sorted(
+                        (a, k, held(holdings, a, k))
+                        for a in ("a", "b")
+                        for k in holdings.by_archive[a]
+                    )
+                ),
+                tuple(map(str, problems)),
+            )
+        )
     assert len(outcomes) == 1
     holdings, problems = check_storage_model(INFOS, FIRST_BUILD_CLAIMANTS)
     assert held(holdings, "a", G) == (G, P)  # the lower-case spelling wins rule 3
     assert held(holdings, "a", P) == (G, P)  # Archive a before b for the IBIp
-    assert held(holdings, "b", "example.org/arch/2018/01.01.00.01") == ("example.org/arch/2018/01.01.00.01", None)
+    assert held(holdings, "b", "example.org/arch/2018/01.01.00.01") == (
+        "example.org/arch/2018/01.01.00.01",
+        None,
+    )
     assert held(holdings, "a", Q) == (N, Q)  # within an Archive, the first name
     assert [str(p) for p in problems] == [
-        f"error: a: {G_UPPER}/item.yaml: the IBI of {G} again; expected at most one item per IBI in an Archive (storage model, rule 3)",
-        f"error: a: example.org/ARCH/2020/01.01.00.01/item.yaml: the IBI of {G} again; expected at most one item per IBI in an Archive (storage model, rule 3)",
-        f"error: a: example.org/arch/2019/01.01.00.02/item.yaml: ibip: '{Q}', already the IBIp of {N} in a; expected an IBIp no other repository claims",
-        f"error: b: example.org/arch/2018/01.01.00.01/item.yaml: ibip: '{P}', already the IBIp of {G} in a; expected an IBIp no other repository claims",
+        f"error: a: {G_UPPER}/item.yaml: the IBI of {G} again; expected at most one item per IBI "
+        "in an Archive (storage model, rule 3)",
+        f"error: a: example.org/ARCH/2020/01.01.00.01/item.yaml: the IBI of {G} again; expected at "
+        "most one item per IBI in an Archive (storage model, rule 3)",
+        f"error: a: example.org/arch/2019/01.01.00.02/item.yaml: ibip: '{Q}', already the IBIp of "
+        f"{N} in a; expected an IBIp no other repository claims",
+        f"error: b: example.org/arch/2018/01.01.00.01/item.yaml: ibip: '{P}', already the IBIp of "
+        f"{G} in a; expected an IBIp no other repository claims",
     ]
 
 
@@ -236,14 +289,26 @@ def test_the_first_published_holder_of_every_ibi_keeps_it(builds):
                 disk[archive, spelling] = (item(archive, spelling, ibip, state), True)
             elif kind in ("break", "fix") and (archive, spelling) in disk:
                 disk[archive, spelling] = (disk[archive, spelling][0], kind == "fix")
-        last = {} if previous is None else {(i.archive, i.repository.text): i for i in previous.all_items()}
-        items = [i if valid else last[where] for where, (i, valid) in disk.items() if valid or where in last]
+        last = (
+            {}
+            if previous is None
+            else {(i.archive, i.repository.text): i for i in previous.all_items()}
+        )
+        items = [
+            i if valid else last[where]
+            for where, (i, valid) in disk.items()
+            if valid or where in last
+        ]
         published = None if previous is None else published_holders(previous.all_items())
         holdings = holdings_of(INFOS, items, published)
         for (archive, key), spelling in first_spelling.items():
             assert held(holdings, archive, key)[0] == spelling
         for ibip, owner in first_owner.items():
-            holders = {i.key for name in ("a", "b") if (i := holdings.by_archive[name].get(ibip)) is not None}
+            holders = {
+                i.key
+                for name in ("a", "b")
+                if (i := holdings.by_archive[name].get(ibip)) is not None
+            }
             assert holders == {owner}
         for i in holdings.all_items():
             first_spelling.setdefault((i.archive, i.key), i.repository.text)
@@ -259,22 +324,39 @@ HOLDER_IBIP = "8JMKD3MGP8W/3C9EP6P"
 HOLDER_PATH = f"{HOLDER}/item.yaml"
 
 BREAKAGES = {
-    "impossible date": ("timestamp", '"2012-02-30T00:00:00Z"', "timestamp: '2012-02-30T00:00:00Z'; expected a real calendar date and time"),
+    "impossible date": (
+        "timestamp",
+        '"2012-02-30T00:00:00Z"',
+        "timestamp: '2012-02-30T00:00:00Z'; expected a real calendar date and time",
+    ),
     "bad YAML": ("state", "[Original", "malformed YAML at line"),
     "bad state": ("state", "Orignal", "state: 'Orignal'; expected one of Original, Copy, Deleted"),
 }
-NOTE = f"warning: mtc-m16c: {HOLDER_PATH}: its last good publication (timestamp 2012-07-12T18:08:11Z) kept published despite the errors; expected a valid item.yaml (fix it to publish the item again; remove the repository to withdraw it)"
+NOTE = (
+    f"warning: mtc-m16c: {HOLDER_PATH}: its last good publication (timestamp 2012-07-12T18:08:11Z) "
+    "kept published despite the errors; expected a valid item.yaml (fix it to publish the item again; "
+    "remove the repository to withdraw it)"
+)
 
 
 def break_descriptor(path: Path, key: str, value: str) -> None:
     lines = path.read_text(encoding="utf-8").splitlines()
-    path.write_text("\n".join(f"{key}: {value}" if line.startswith(f"{key}:") else line for line in lines) + "\n", encoding="utf-8")
+    path.write_text(
+        "\n".join(f"{key}: {value}" if line.startswith(f"{key}:") else line for line in lines)
+        + "\n",
+        encoding="utf-8",
+    )
 
 
 def holder_files(site: dict[str, bytes]) -> dict[str, bytes]:
     """The pages of the holder's persistent URLs (both forms, every modifier), file list
     and metadata."""
-    mine = tuple(f"{prefix}{ibi}{end}" for prefix in ("", "files/", "metadata/") for ibi in (HOLDER, HOLDER_IBIP) for end in "/!:")
+    mine = tuple(
+        f"{prefix}{ibi}{end}"
+        for prefix in ("", "files/", "metadata/")
+        for ibi in (HOLDER, HOLDER_IBIP)
+        for end in "/!:"
+    )
     return {path: data for path, data in site.items() if path.startswith(mine)}
 
 
@@ -303,7 +385,9 @@ def test_a_broken_descriptor_keeps_its_last_good_publication(project, breakage):
         report = build_site(config, full=full)
         assert_same_publication(before, snapshot(config.output))
         lines = [str(p) for p in report.problems]
-        error = next(n for n, line in enumerate(lines) if line.startswith(f"error: mtc-m16c: {HOLDER_PATH}"))
+        error = next(
+            n for n, line in enumerate(lines) if line.startswith(f"error: mtc-m16c: {HOLDER_PATH}")
+        )
         assert message in lines[error]
         assert lines[error + 1] == NOTE
     assert Resolver(config.output).resolve(HOLDER_IBIP).url.endswith("CCSDS%20650.0-M-2.pdf")
@@ -342,10 +426,14 @@ def test_a_fixed_descriptor_publishes_its_new_state(project):
     good = descriptor.read_text(encoding="utf-8")
     break_descriptor(descriptor, "state", "Orignal")
     build_site(config)
-    descriptor.write_text(good.replace("title: Reference Model", "title: Fixed Reference Model"), encoding="utf-8")
+    descriptor.write_text(
+        good.replace("title: Reference Model", "title: Fixed Reference Model"), encoding="utf-8"
+    )
     report = build_site(config)
     assert not any(HOLDER_PATH in str(p) for p in report.problems)
-    assert "Fixed Reference Model" in (config.output / HOLDER / "index.html").read_text(encoding="utf-8")
+    assert "Fixed Reference Model" in (config.output / HOLDER / "index.html").read_text(
+        encoding="utf-8"
+    )
 
 
 def test_a_first_build_of_a_broken_item_leaves_it_out(tmp_path):
@@ -360,10 +448,25 @@ def test_a_first_build_of_a_broken_item_leaves_it_out(tmp_path):
 def test_the_cli_reports_the_kept_item(project):
     config, archive, before = project
     break_descriptor(archive / HOLDER_PATH, "state", "Orignal")
-    run = subprocess.run([sys.executable, "-m", "ibistatic", "build", "--config", str(archive.parent.parent / "ibistatic.yaml"), "--quiet"],
-                         capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)})
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ibistatic",
+            "build",
+            "--config",
+            str(archive.parent.parent / "ibistatic.yaml"),
+            "--quiet",
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)},
+    )
     assert run.returncode == 1, run.stderr  # it reported an error (cli.md), though nothing was lost
-    assert f"error: mtc-m16c: {HOLDER_PATH}: state: 'Orignal'; expected one of Original, Copy, Deleted\n{NOTE}\n" in run.stderr
+    assert (
+        f"error: mtc-m16c: {HOLDER_PATH}: state: 'Orignal'; expected one of Original, Copy, Deleted\n{NOTE}\n"
+        in run.stderr
+    )
     assert "Traceback" not in run.stderr
     assert_same_publication(before, snapshot(config.output))
 
@@ -383,17 +486,25 @@ def add_ibip_claimant(archive: Path) -> str:
     claimant = "sid.inpe.br/mtc-m18/2000/01.01.00.00"
     (archive / claimant / "doc").mkdir(parents=True)
     (archive / claimant / "doc" / "evil.pdf").write_text("not the report\n", encoding="utf-8")
-    (archive / claimant / "item.yaml").write_text(yaml.safe_dump({"state": "Original", "ibip": HOLDER_IBIP, "timestamp": "2000-01-01T00:00:00Z"}), encoding="utf-8")
+    (archive / claimant / "item.yaml").write_text(
+        yaml.safe_dump(
+            {"state": "Original", "ibip": HOLDER_IBIP, "timestamp": "2000-01-01T00:00:00Z"}
+        ),
+        encoding="utf-8",
+    )
     return claimant
 
 
 CASE_VARIANT_LINE = (
-    "error: mtc-m16c: sid.INPE.br/MTC-m18/2012/07.12.18.08/item.yaml: the IBI of sid.inpe.br/mtc-m18/2012/07.12.18.08 again, "
-    "published for sid.inpe.br/mtc-m18/2012/07.12.18.08 by an earlier build; expected at most one item per IBI in an Archive "
+    "error: mtc-m16c: sid.INPE.br/MTC-m18/2012/07.12.18.08/item.yaml: the IBI of "
+    "sid.inpe.br/mtc-m18/2012/07.12.18.08 again, "
+    "published for sid.inpe.br/mtc-m18/2012/07.12.18.08 by an earlier build; expected at most one "
+    "item per IBI in an Archive "
     "(storage model, rule 3); a published IBI never changes hands"
 )
 CLAIMANT_LINE = (
-    f"error: mtc-m16c: sid.inpe.br/mtc-m18/2000/01.01.00.00/item.yaml: ibip: '{HOLDER_IBIP}', published for {HOLDER} in mtc-m16c "
+    f"error: mtc-m16c: sid.inpe.br/mtc-m18/2000/01.01.00.00/item.yaml: ibip: '{HOLDER_IBIP}', "
+    f"published for {HOLDER} in mtc-m16c "
     "by an earlier build; expected an IBIp no other repository claims (a published IBI never changes hands)"
 )
 
@@ -405,7 +516,11 @@ def test_a_case_variant_folder_never_takes_a_published_ibi(project):
         report = build_site(config, full=full)
         assert_same_publication(before, snapshot(config.output))  # the newcomer is left out whole
         assert CASE_VARIANT_LINE in [str(p) for p in report.problems]
-    assert Resolver(config.output).resolve("SID.inpe.br/mtc-M18/2012/07.12.18.08").url.endswith("CCSDS%20650.0-M-2.pdf")
+    assert (
+        Resolver(config.output)
+        .resolve("SID.inpe.br/mtc-M18/2012/07.12.18.08")
+        .url.endswith("CCSDS%20650.0-M-2.pdf")
+    )
 
 
 def test_a_second_claimant_of_a_published_ibip_never_takes_it(project):
@@ -485,8 +600,16 @@ def test_first_build_ties_do_not_depend_on_the_directory_listing(tmp_path, monke
         sites.append(snapshot(config.output))
     assert str(archive / "sid.INPE.br") in listed  # the crawl did list backwards
     assert sites[0] == sites[1] and reports[0] == reports[1]
-    assert "error: mtc-m16c: sid.INPE.br/MTC-m18/2012/07.12.18.08/item.yaml: the IBI of sid.inpe.br/mtc-m18/2012/07.12.18.08 again; expected at most one item per IBI in an Archive (storage model, rule 3)" in reports[0]
-    assert f"error: mtc-m16c: {HOLDER_PATH}: ibip: '{HOLDER_IBIP}', already the IBIp of sid.inpe.br/mtc-m18/2000/01.01.00.00 in mtc-m16c; expected an IBIp no other repository claims" in reports[0]
+    assert (
+        "error: mtc-m16c: sid.INPE.br/MTC-m18/2012/07.12.18.08/item.yaml: the IBI of "
+        "sid.inpe.br/mtc-m18/2012/07.12.18.08 again; expected at most one item per IBI in an "
+        "Archive (storage model, rule 3)" in reports[0]
+    )
+    assert (
+        f"error: mtc-m16c: {HOLDER_PATH}: ibip: '{HOLDER_IBIP}', already the IBIp of "
+        "sid.inpe.br/mtc-m18/2000/01.01.00.00 in mtc-m16c; expected an IBIp no other repository "
+        "claims" in reports[0]
+    )
     resolver = Resolver(config.output)
     assert resolver.resolve(HOLDER).url.endswith("CCSDS%20650.0-M-2.pdf")
     assert resolver.resolve(HOLDER_IBIP).url.endswith("evil.pdf")

@@ -21,15 +21,26 @@ pytestmark = pytest.mark.slow
 
 def _run(command: list, cwd: Path, timeout: int = 300) -> str:
     # no PYTHONPATH: nothing of the checkout may leak into the installed tool
-    environment = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "PYTHONHOME")}
-    done = subprocess.run([str(c) for c in command], cwd=cwd, env=environment, capture_output=True, text=True, timeout=timeout)
+    environment = {
+        key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "PYTHONHOME")
+    }
+    done = subprocess.run(
+        [str(c) for c in command],
+        cwd=cwd,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     assert done.returncode == 0, f"{command}: exit {done.returncode}\n{done.stdout}\n{done.stderr}"
     return done.stdout
 
 
 def _source_copy(destination: Path) -> Path:
     """The tracked files of the checkout (so the build writes nothing into it)."""
-    listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
+    listed = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True
+    ).stdout
     for name in listed.decode().split("\0"):
         if name and (ROOT / name).is_file():
             (destination / name).parent.mkdir(parents=True, exist_ok=True)
@@ -43,7 +54,11 @@ def wheel(tmp_path_factory) -> Path:
         pytest.skip("needs the git checkout to list the source files")
     source = _source_copy(tmp_path_factory.mktemp("source"))
     wheels = tmp_path_factory.mktemp("wheels")
-    _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", wheels, source], cwd=wheels, timeout=600)
+    _run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", wheels, source],
+        cwd=wheels,
+        timeout=600,
+    )
     (built,) = wheels.glob("ibistatic-*.whl")
     return built
 
@@ -54,13 +69,29 @@ def venv(wheel, tmp_path_factory) -> Path:
     site-packages (offline), ibistatic itself only from the wheel."""
     home = tmp_path_factory.mktemp("venv") / "env"
     _run([sys.executable, "-m", "venv", "--system-site-packages", home], cwd=home.parent)
-    _run([home / "bin" / "python", "-m", "pip", "install", "--quiet", "--no-deps", "--no-index", wheel], cwd=home.parent)
+    _run(
+        [
+            home / "bin" / "python",
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--no-index",
+            wheel,
+        ],
+        cwd=home.parent,
+    )
     return home
 
 
 def test_the_wheel_holds_the_templates_and_the_sample(wheel):
     names = zipfile.ZipFile(wheel).namelist()
-    assert {"ibistatic/site_src/404.html", "ibistatic/site_src/redirect.html", "ibistatic/py.typed"} <= set(names)
+    assert {
+        "ibistatic/site_src/404.html",
+        "ibistatic/site_src/redirect.html",
+        "ibistatic/py.typed",
+    } <= set(names)
     assert "ibistatic/sample_archive/ibistatic.yaml" in names
     assert "ibistatic/sample_archive/mtc-m16c/archive.yaml" in names
     assert not any(n.startswith(("tests/", "docs/", "site_src/", "sample_archive/")) for n in names)
@@ -68,7 +99,9 @@ def test_the_wheel_holds_the_templates_and_the_sample(wheel):
 
 def test_the_installed_tool_builds_and_resolves_the_bundled_sample(venv, tmp_path):
     python, tool = venv / "bin" / "python", venv / "bin" / "ibistatic"
-    where = _run([python, "-c", "import ibistatic, sys; print(ibistatic.__file__)"], cwd=tmp_path).strip()
+    where = _run(
+        [python, "-c", "import ibistatic, sys; print(ibistatic.__file__)"], cwd=tmp_path
+    ).strip()
     assert Path(where).is_relative_to(venv), f"ibistatic imported from {where}, not from the venv"
     assert _run([tool, "--version"], cwd=tmp_path).strip() == "ibistatic 0.1.0"
 
@@ -76,13 +109,23 @@ def test_the_installed_tool_builds_and_resolves_the_bundled_sample(venv, tmp_pat
     site = tmp_path / "site"
     for page in ("8JMKD3MGP8W/35MMLL8/index.html", "404.html", "index/manifest.json", "index.html"):
         assert (site / page).is_file(), page
-    assert "sid.inpe.br/mtc-m18@80/2009/07.21.14.43" in (site / "8JMKD3MGP8W/35MMLL8/index.html").read_text()
+    assert (
+        "sid.inpe.br/mtc-m18@80/2009/07.21.14.43"
+        in (site / "8JMKD3MGP8W/35MMLL8/index.html").read_text()
+    )
     manifest = json.loads((site / "index" / "manifest.json").read_text())
     assert manifest
 
-    answer = json.loads(_run([tool, "resolve", "8JMKD3MGP8W/35MMLL8", "--index", site, "--json"], cwd=tmp_path))
+    answer = json.loads(
+        _run([tool, "resolve", "8JMKD3MGP8W/35MMLL8", "--index", site, "--json"], cwd=tmp_path)
+    )
     assert answer["alert"] is None and answer["url"].startswith("http://mtc-m16c.sid.inpe.br/col/")
-    assert _run([tool, "resolve", "http://urlib.net/8JMKD3MGP8W/35MMLL8", "--index", site], cwd=tmp_path).strip() == answer["url"]
+    assert (
+        _run(
+            [tool, "resolve", "http://urlib.net/8JMKD3MGP8W/35MMLL8", "--index", site], cwd=tmp_path
+        ).strip()
+        == answer["url"]
+    )
 
 
 def test_pip_install_of_the_source_folder(wheel, tmp_path):
@@ -90,7 +133,11 @@ def test_pip_install_of_the_source_folder(wheel, tmp_path):
     source = _source_copy(tmp_path / "source")
     home = tmp_path / "env"
     _run([sys.executable, "-m", "venv", "--system-site-packages", home], cwd=tmp_path)
-    _run([home / "bin" / "python", "-m", "pip", "install", "--quiet", "--no-deps", "."], cwd=source, timeout=600)
+    _run(
+        [home / "bin" / "python", "-m", "pip", "install", "--quiet", "--no-deps", "."],
+        cwd=source,
+        timeout=600,
+    )
     shutil.rmtree(source)  # nothing may refer back to the source
     work = tmp_path / "work"
     work.mkdir()

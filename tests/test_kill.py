@@ -18,7 +18,6 @@ import yaml
 
 from ibistatic.config import load_config
 from ibistatic.site.build import build_site
-
 from test_safe_output import ROOT, snapshot, state_home  # noqa: F401 (state_home: an autouse fixture)
 
 ITEMS = 150  # a full build takes about a second here
@@ -41,8 +40,17 @@ class Inputs:
         self.texts = {}
         for path in descriptors:
             data = yaml.safe_load(path.read_text(encoding="utf-8"))
-            changed = {**data, "dublin-core": {**(data.get("dublin-core") or {}), "title": f"Edited {path.parent.name}"}}
-            self.texts[path] = (path.read_text(encoding="utf-8"), yaml.safe_dump(changed, allow_unicode=True))
+            changed = {
+                **data,
+                "dublin-core": {
+                    **(data.get("dublin-core") or {}),
+                    "title": f"Edited {path.parent.name}",
+                },
+            }
+            self.texts[path] = (
+                path.read_text(encoding="utf-8"),
+                yaml.safe_dump(changed, allow_unicode=True),
+            )
         self.current = 0
 
     def switch(self) -> int:
@@ -57,7 +65,9 @@ class Inputs:
 def _kill_at(command: list[str], delay: float) -> bool:
     """Run `command`, SIGKILL it after `delay` s; True when it was still running."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     time.sleep(delay)
     running = process.poll() is None
     process.send_signal(signal.SIGKILL)
@@ -67,7 +77,9 @@ def _kill_at(command: list[str], delay: float) -> bool:
 
 def _timed(command: list[str]) -> float:
     started = time.monotonic()
-    subprocess.run(command, env={**os.environ, "PYTHONPATH": str(ROOT)}, check=True, capture_output=True)
+    subprocess.run(
+        command, env={**os.environ, "PYTHONPATH": str(ROOT)}, check=True, capture_output=True
+    )
     return time.monotonic() - started
 
 
@@ -99,10 +111,19 @@ def test_sigkill_at_random_moments_leaves_the_old_or_the_new_site(tmp_path):
             after = inputs.switch()
             running = _kill_at(command, random_.uniform(0.0, duration))
             served = tree_hash(config.output)
-            assert served in (expected[before], expected[after]), f"{kind}: a mixed tree after a kill"
-            verdicts[kind].append(("before" if served == expected[before] else "new") if running else "done")
+            assert served in (expected[before], expected[after]), (
+                f"{kind}: a mixed tree after a kill"
+            )
+            verdicts[kind].append(
+                ("before" if served == expected[before] else "new") if running else "done"
+            )
             build_site(config)  # the next build recovers ...
             assert tree_hash(config.output) == expected[after]  # ... to what a full build gives
     for kind, seen in verdicts.items():
         assert seen.count("before") >= 5, (kind, seen)  # most kills landed mid-build
-    print({kind: {v: seen.count(v) for v in ("before", "new", "done")} for kind, seen in verdicts.items()})
+    print(
+        {
+            kind: {v: seen.count(v) for v in ("before", "new", "done")}
+            for kind, seen in verdicts.items()
+        }
+    )

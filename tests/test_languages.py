@@ -15,7 +15,6 @@ from ibistatic.core.languages import (
 )
 from ibistatic.errors import IbiSyntaxError
 
-
 # --- Table A.1 --------------------------------------------------------------------------
 
 
@@ -27,14 +26,27 @@ def test_table_a1_sizes():
 
 @pytest.mark.parametrize(
     "ocr, code",
-    [("pbh", "bh"), ("or", "br"), ("ecr", "cr"), ("k1", "kl"), ("ku (2nd)", "kw"),
-     ("1b", "lb"), ("s1", "sl"), ("£", "ff"), ("£j", "fj"), ("Meu", "eu"), ("sk (2nd)", "sh")],
+    [
+        ("pbh", "bh"),
+        ("or", "br"),
+        ("ecr", "cr"),
+        ("k1", "kl"),
+        ("ku (2nd)", "kw"),
+        ("1b", "lb"),
+        ("s1", "sl"),
+        ("£", "ff"),
+        ("£j", "fj"),
+        ("Meu", "eu"),
+        ("sk (2nd)", "sh"),
+    ],
 )
 def test_ocr_slips_of_languages_are_fixed(ocr, code):
     assert code in LANGUAGES
 
 
-@pytest.mark.parametrize("code", ["BR", "PT", "US", "FR", "MF", "PN", "SS", "SX", "CW", "BQ", "IO", "ID"])
+@pytest.mark.parametrize(
+    "code", ["BR", "PT", "US", "FR", "MF", "PN", "SS", "SX", "CW", "BQ", "IO", "ID"]
+)
 def test_countries_present(code):
     assert code in COUNTRIES
 
@@ -60,8 +72,14 @@ def test_codes_are_two_letters_in_the_right_case():
 
 @pytest.mark.parametrize(
     "text, language, country",
-    [("pt", "pt", None), ("pt-BR", "pt", "BR"), ("en", "en", None), ("wa", "wa", None),
-     ("en-GB", "en", "GB"), ("zh-TW", "zh", "TW")],
+    [
+        ("pt", "pt", None),
+        ("pt-BR", "pt", "BR"),
+        ("en", "en", None),
+        ("wa", "wa", None),
+        ("en-GB", "en", "GB"),
+        ("zh-TW", "zh", "TW"),
+    ],
 )
 def test_parse_language_tag(text, language, country):
     tag = parse_language_tag(text)
@@ -88,7 +106,11 @@ FAILURES = [
 def test_parse_language_tag_failures(text, position, expected):
     with pytest.raises(IbiSyntaxError) as info:
         parse_language_tag(text)
-    assert (info.value.position, info.value.expected, info.value.what) == (position, expected, "language tag")
+    assert (info.value.position, info.value.expected, info.value.what) == (
+        position,
+        expected,
+        "language tag",
+    )
 
 
 def test_failure_message_is_exact():
@@ -109,7 +131,9 @@ def test_match_language_tag_reports_positions_in_the_whole_text():
     assert (info.value.text, info.value.position, info.value.what) == ("X+(xx)", 3, "modifier")
 
 
-@pytest.mark.parametrize("language, country", [("xx", None), ("pt", "br"), ("PT", None), ("pt", "XX")])
+@pytest.mark.parametrize(
+    "language, country", [("xx", None), ("pt", "br"), ("PT", None), ("pt", "XX")]
+)
 def test_language_tag_built_by_hand_is_checked(language, country):
     with pytest.raises(IbiSyntaxError):
         LanguageTag(language, country)

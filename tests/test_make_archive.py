@@ -43,30 +43,36 @@ IBIP = re.compile(r"[2-9A-HJ-NP-UWX]+/[2-9A-HJ-NP-UWX]+")
 TIMESTAMP = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
 
 
-@pytest.mark.parametrize("name, valid", [
-    # the standard's own examples first
-    ("sid.inpe.br/mtc-m19/2010/08.25.12.38", True),
-    ("sid.inpe.br/mtc-m18@80/2009/07.21.13.23", True),
-    ("sid.inpe.br/mtc-m18.8080/2010/10.20.15.14.06", True),
-    ("sid.inpe.br/mtc-m18@80/2009/07.21.13.23.47", True),
-    ("iconet.com.br/banon/2009/09.09.22.01", True),
-    ("dpi.inpe.br/banon/1998/08.02.08.56", True),
-    ("sid.inpe.br/mtc-m19/2013/09.04.12.27.57.5", True),
-    ("sid.inpe.br/mtc m18/2009/07.21.13.23", False),
-    ("sid.inpe.br/mtc-/2009/07.21.13.23", False),
-    ("sid.inpe.9r/mtc-m18/2009/07.21.13.23", False),
-    ("sid.inpe.br/mtc-m18/09/07.21.13.23", False),
-    ("sid.inpe.br/mtc-m18/2009/7.21.13.23", False),
-    ("sid.inpe.br/mtc-m18/2009/07.21.13", False),
-    ("sid.inpe.br/2009/07.21.13.23", False),
-])
+@pytest.mark.parametrize(
+    "name, valid",
+    [
+        # the standard's own examples first
+        ("sid.inpe.br/mtc-m19/2010/08.25.12.38", True),
+        ("sid.inpe.br/mtc-m18@80/2009/07.21.13.23", True),
+        ("sid.inpe.br/mtc-m18.8080/2010/10.20.15.14.06", True),
+        ("sid.inpe.br/mtc-m18@80/2009/07.21.13.23.47", True),
+        ("iconet.com.br/banon/2009/09.09.22.01", True),
+        ("dpi.inpe.br/banon/1998/08.02.08.56", True),
+        ("sid.inpe.br/mtc-m19/2013/09.04.12.27.57.5", True),
+        ("sid.inpe.br/mtc m18/2009/07.21.13.23", False),
+        ("sid.inpe.br/mtc-/2009/07.21.13.23", False),
+        ("sid.inpe.9r/mtc-m18/2009/07.21.13.23", False),
+        ("sid.inpe.br/mtc-m18/09/07.21.13.23", False),
+        ("sid.inpe.br/mtc-m18/2009/7.21.13.23", False),
+        ("sid.inpe.br/mtc-m18/2009/07.21.13", False),
+        ("sid.inpe.br/2009/07.21.13.23", False),
+    ],
+)
 def test_repository_regex_follows_the_grammar(name, valid):
     assert bool(REPOSITORY.fullmatch(name)) is valid
 
 
 def _tree(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes()
-            for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
 
 
 def _archive(root: Path) -> dict[str, dict]:
@@ -76,8 +82,9 @@ def _archive(root: Path) -> dict[str, dict]:
         name = directory.relative_to(root).as_posix()
         descriptor = yaml.safe_load((directory / "item.yaml").read_text(encoding="utf-8"))
         doc = directory / "doc"
-        descriptor["_files"] = sorted(p.relative_to(doc).as_posix()
-                                      for p in doc.rglob("*") if p.is_file())
+        descriptor["_files"] = sorted(
+            p.relative_to(doc).as_posix() for p in doc.rglob("*") if p.is_file()
+        )
         items[name] = descriptor
     return items
 
@@ -126,14 +133,22 @@ def _kinds(archive: dict[str, dict]) -> dict[str, int]:
     # Translations come in pairs linked both ways: one of each pair is "the translation".
     translation = sum(bool(d.get("translations")) for d in archive.values()) // 2
     plain = len(archive) - deleted - metadata - edition - translation
-    return {"plain": plain, "translation": translation, "edition": edition,
-            "metadata": metadata, "deleted": deleted}
+    return {
+        "plain": plain,
+        "translation": translation,
+        "edition": edition,
+        "metadata": metadata,
+        "deleted": deleted,
+    }
 
 
 def test_project_files(project):
     config = yaml.safe_load((project / "ibistatic.yaml").read_text())
-    assert config == {"site-url": "https://ibi.example.org/",
-                      "archives": ["archive-a", "archive-b"], "output": "site"}
+    assert config == {
+        "site-url": "https://ibi.example.org/",
+        "archives": ["archive-a", "archive-b"],
+        "output": "site",
+    }
     for name in ("archive-a", "archive-b"):
         archive = yaml.safe_load((project / name / "archive.yaml").read_text())
         assert set(archive) == {"address", "service-ibi", "service-ibip", "platform-software-ibi"}
@@ -141,13 +156,16 @@ def test_project_files(project):
         assert IBIP.fullmatch(archive["service-ibip"])
 
 
-@pytest.mark.parametrize("kind, low, high", [
-    ("plain", 0.65, 0.78),
-    ("translation", 0.08, 0.12),
-    ("edition", 0.06, 0.10),
-    ("metadata", 0.05, 0.09),
-    ("deleted", 0.02, 0.04),
-])
+@pytest.mark.parametrize(
+    "kind, low, high",
+    [
+        ("plain", 0.65, 0.78),
+        ("translation", 0.08, 0.12),
+        ("edition", 0.06, 0.10),
+        ("metadata", 0.05, 0.09),
+        ("deleted", 0.02, 0.04),
+    ],
+)
 def test_mix_of_kinds(archive_a, kind, low, high):
     assert len(archive_a) == ITEMS
     assert low * ITEMS <= _kinds(archive_a)[kind] <= high * ITEMS
@@ -194,7 +212,8 @@ def test_links_are_consistent(archive_a):
             back = {known[i.upper()] for i in other["translations"].values()}
             assert name in back, f"{name} -> {ibi} is not linked back"
     chains_heads = set(_edition_members(archive_a, known)) - {
-        known[d["next-edition"].upper()] for d in archive_a.values() if "next-edition" in d}
+        known[d["next-edition"].upper()] for d in archive_a.values() if "next-edition" in d
+    }
     for head in chains_heads:
         length, current = 1, archive_a[head]
         while "next-edition" in current:
@@ -240,8 +259,9 @@ def test_copies_equal_their_originals(project, archive_a, archive_b):
         assert original["state"] == "Original"
         assert {**copy, "state": "Original"} == original
         for file in copy["_files"]:
-            assert ((project / "archive-b" / name / "doc" / file).read_bytes()
-                    == (project / "archive-a" / name / "doc" / file).read_bytes())
+            assert (project / "archive-b" / name / "doc" / file).read_bytes() == (
+                project / "archive-a" / name / "doc" / file
+            ).read_bytes()
 
 
 def test_same_arguments_give_identical_bytes(tmp_path):
@@ -262,9 +282,12 @@ def test_small_projects(tmp_path):
 def test_command_line(tmp_path, capsys):
     assert make_archive.main([str(tmp_path / "p"), "--items", "50", "--seed", "1"]) == 0
     out = capsys.readouterr().out
-    assert re.fullmatch(r"archive-a: 50 items \(deleted \d+, edition \d+, metadata \d+, "
-                        r"plain \d+, translation \d+\); archive-b: \d+ copies; "
-                        r"\d+ files in \d+\.\d\d s\n", out)
+    assert re.fullmatch(
+        r"archive-a: 50 items \(deleted \d+, edition \d+, metadata \d+, "
+        r"plain \d+, translation \d+\); archive-b: \d+ copies; "
+        r"\d+ files in \d+\.\d\d s\n",
+        out,
+    )
 
 
 def test_command_line_refuses_a_used_directory(tmp_path, capsys):
@@ -273,4 +296,5 @@ def test_command_line_refuses_a_used_directory(tmp_path, capsys):
     assert make_archive.main([str(tmp_path), "--items", "5"]) == 2
     assert capsys.readouterr().err == (
         f"make_archive.py: error: {tmp_path / 'ibistatic.yaml'} already exists; "
-        "choose an empty OUTPUT_DIR\n")
+        "choose an empty OUTPUT_DIR\n"
+    )

@@ -38,26 +38,35 @@ TABLE_6_2 = [
 
 # Our own vectors for finer and coarser granularities: (r, request, t(i), suffix, delay)
 GRANULAR = [
-    ("0.1", [
-        ("1287587646.394023", "1287587646.3", "2010/10.20.15.14.06.3", 0),
-        ("1287587646.394023", "1287587646.4", "2010/10.20.15.14.06.4", F("0.005977")),
-        ("1287587646.45", "1287587646.5", "2010/10.20.15.14.06.5", F("0.05")),
-        ("1287587700.01", "1287587700", "2010/10.20.15.15", 0),
-        ("1287587700.01", "1287587700.1", "2010/10.20.15.15.00.1", F("0.09")),
-        ("1287587702.77", "1287587702", "2010/10.20.15.15.02", 0),
-    ]),
-    ("0.01", [
-        ("1287587646.394023", "1287587646.39", "2010/10.20.15.14.06.39", 0),
-        ("1287587646.394023", "1287587646.4", "2010/10.20.15.14.06.4", F("0.005977")),
-        ("1287587646.45", "1287587646.45", "2010/10.20.15.14.06.45", 0),
-        ("1287587646.451", "1287587646.46", "2010/10.20.15.14.06.46", F("0.009")),
-        ("1287587700.01", "1287587700", "2010/10.20.15.15", 0),
-    ]),
-    ("60", [
-        ("1287587646.394023", "1287587640", "2010/10.20.15.14", 0),
-        ("1287587646.5", "1287587700", "2010/10.20.15.15", F("53.5")),
-        ("1287587900", "1287587880", "2010/10.20.15.18", 0),
-    ]),
+    (
+        "0.1",
+        [
+            ("1287587646.394023", "1287587646.3", "2010/10.20.15.14.06.3", 0),
+            ("1287587646.394023", "1287587646.4", "2010/10.20.15.14.06.4", F("0.005977")),
+            ("1287587646.45", "1287587646.5", "2010/10.20.15.14.06.5", F("0.05")),
+            ("1287587700.01", "1287587700", "2010/10.20.15.15", 0),
+            ("1287587700.01", "1287587700.1", "2010/10.20.15.15.00.1", F("0.09")),
+            ("1287587702.77", "1287587702", "2010/10.20.15.15.02", 0),
+        ],
+    ),
+    (
+        "0.01",
+        [
+            ("1287587646.394023", "1287587646.39", "2010/10.20.15.14.06.39", 0),
+            ("1287587646.394023", "1287587646.4", "2010/10.20.15.14.06.4", F("0.005977")),
+            ("1287587646.45", "1287587646.45", "2010/10.20.15.14.06.45", 0),
+            ("1287587646.451", "1287587646.46", "2010/10.20.15.14.06.46", F("0.009")),
+            ("1287587700.01", "1287587700", "2010/10.20.15.15", 0),
+        ],
+    ),
+    (
+        "60",
+        [
+            ("1287587646.394023", "1287587640", "2010/10.20.15.14", 0),
+            ("1287587646.5", "1287587700", "2010/10.20.15.15", F("53.5")),
+            ("1287587900", "1287587880", "2010/10.20.15.18", 0),
+        ],
+    ),
 ]
 
 
@@ -151,26 +160,47 @@ def test_algorithm_2_errors():
     assert str(caught.value) == "date out of the years 1-9999: 1000000000000"
     with pytest.raises(UsageError) as caught:
         repository_suffix(1287587646.5)
-    assert str(caught.value) == "date must be exact (int, Fraction, Decimal or decimal string), not 1287587646.5"
+    assert (
+        str(caught.value)
+        == "date must be exact (int, Fraction, Decimal or decimal string), not 1287587646.5"
+    )
 
 
 def test_algorithm_3_examples():
-    assert repository_name("mtc-m18.sid.inpe.br", None, 1287587646) == "sid.inpe.br/mtc-m18/2010/10.20.15.14.06"
-    assert repository_name("mtc-m18.sid.inpe.br", 8080, 1287588000) == "sid.inpe.br/mtc-m18.8080/2010/10.20.15.20"
+    assert (
+        repository_name("mtc-m18.sid.inpe.br", None, 1287587646)
+        == "sid.inpe.br/mtc-m18/2010/10.20.15.14.06"
+    )
+    assert (
+        repository_name("mtc-m18.sid.inpe.br", 8080, 1287588000)
+        == "sid.inpe.br/mtc-m18.8080/2010/10.20.15.20"
+    )
     # Example 1 was minted before 2010 with "@80"; today's Algorithm 1 leaves port 80 out
     example_1 = parse_repository_name("sid.inpe.br/mtc-m18@80/2009/02.16.17.46")
     assert example_1.suffix == repository_suffix(1234806360)
-    assert repository_name("mtc-m18.sid.inpe.br", 80, 1234806360) == "sid.inpe.br/mtc-m18/2009/02.16.17.46"
+    assert (
+        repository_name("mtc-m18.sid.inpe.br", 80, 1234806360)
+        == "sid.inpe.br/mtc-m18/2009/02.16.17.46"
+    )
 
 
-@pytest.mark.parametrize("suffix", ["2009/13.01.00.00", "2009/02.30.00.00", "2009/02.16.24.00", "10000/01.01.00.00"])
+@pytest.mark.parametrize(
+    "suffix", ["2009/13.01.00.00", "2009/02.30.00.00", "2009/02.16.24.00", "10000/01.01.00.00"]
+)
 def test_suffix_seconds_of_no_calendar_date(suffix):
     assert suffix_seconds(suffix) is None
 
 
 @pytest.mark.parametrize(
     "value, r",
-    [(60, F(60)), (1, F(1)), ("0.1", F(1, 10)), (F(1, 100), F(1, 100)), (Decimal("0.001"), F(1, 1000)), ("1", F(1))],
+    [
+        (60, F(60)),
+        (1, F(1)),
+        ("0.1", F(1, 10)),
+        (F(1, 100), F(1, 100)),
+        (Decimal("0.001"), F(1, 1000)),
+        ("1", F(1)),
+    ],
 )
 def test_granularities(value, r):
     assert as_granularity(value) == r
@@ -210,7 +240,11 @@ def test_subsystem_name(host_or_ip, port, name):
 
 @pytest.mark.parametrize(
     "seconds, text",
-    [(1234806360, "2009-02-16T17:46:00Z"), ("1287587646.394023", "2010-10-20T15:14:06.394023Z"), (10**12, None)],
+    [
+        (1234806360, "2009-02-16T17:46:00Z"),
+        ("1287587646.394023", "2010-10-20T15:14:06.394023Z"),
+        (10**12, None),
+    ],
 )
 def test_iso_date(seconds, text):
     assert iso_date(seconds) == text
@@ -220,7 +254,9 @@ def test_iso_date(seconds, text):
 
 granularities = st.sampled_from(["60", "1", "0.1", "0.01", "0.001", "0.000001"])
 requests = st.lists(
-    st.builds(lambda ms: F(ms, 1000), st.integers(min_value=0, max_value=5_000_000)), min_size=1, max_size=40
+    st.builds(lambda ms: F(ms, 1000), st.integers(min_value=0, max_value=5_000_000)),
+    min_size=1,
+    max_size=40,
 )
 
 
@@ -244,8 +280,11 @@ def test_the_distributor_never_repeats_a_label(granularity, steps):
     assert len(set(suffixes)) == len(suffixes)
 
 
-@given(st.integers(min_value=0, max_value=253402300799), st.integers(min_value=0, max_value=9),
-       st.integers(min_value=0))
+@given(
+    st.integers(min_value=0, max_value=253402300799),
+    st.integers(min_value=0, max_value=9),
+    st.integers(min_value=0),
+)
 def test_suffixes_round_trip(whole, places, numerator):
     date = F(whole) + F(numerator % 10**places, 10**places)
     name = repository_name("mtc-m18.sid.inpe.br", None, date)

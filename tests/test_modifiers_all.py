@@ -19,8 +19,17 @@ def _loaded(tmp_path, count: int):
     """An English original with `count` translations, each an item of the Archive."""
     root = write_archive(tmp_path / "a", "a.example.org", SERVICE)
     tags = sorted(LANGUAGES - {"en"})[:count]
-    translations = {tag: f"sid.inpe.br/rep/2020/02.00.00.{number:02d}" for number, tag in enumerate(tags)}
-    write_item(root, ORIGINAL, state="Original", ibip="8JMKD3MGP8W/ABCDEF", language="en", translations=translations)
+    translations = {
+        tag: f"sid.inpe.br/rep/2020/02.00.00.{number:02d}" for number, tag in enumerate(tags)
+    }
+    write_item(
+        root,
+        ORIGINAL,
+        state="Original",
+        ibip="8JMKD3MGP8W/ABCDEF",
+        language="en",
+        translations=translations,
+    )
     for tag, repository in translations.items():
         write_item(root, repository, state="Original", language=tag, translations={"en": ORIGINAL})
     loaded = load_archives([root], SITE_URL)
@@ -41,7 +50,14 @@ def test_pages_per_item_grow_linearly_with_its_languages(tmp_path, translations)
 
 def test_translations_are_one_language_or_all_open():
     emitted = {modifier_text(r) for r in all_modifiers(["pt", "en"])}
-    assert {"+(pt):+(pt)", "+(en):(oai_dc)+(en)", "+:+", "!+(en)", ":(oai_dc)+(pt)", "+(pt)!:+(pt)"} <= emitted
+    assert {
+        "+(pt):+(pt)",
+        "+(en):(oai_dc)+(en)",
+        "+:+",
+        "!+(en)",
+        ":(oai_dc)+(pt)",
+        "+(pt)!:+(pt)",
+    } <= emitted
     assert not {"+(pt):+(en)", "+:+(pt)", "+(en):+", "!+(pt):+"} & emitted
     # every modifier of the grammar that uses at most one language is emitted, with each format
     for relation in all_modifiers(["pt", "en"]):

@@ -12,8 +12,8 @@ from ibistatic.core.pairlists import (
     decode_query,
     encode_query,
     escape_word,
-    in_charset,
     ibi_forms,
+    in_charset,
     match_query,
     parse_ibi_forms,
     parse_pairs,
@@ -44,9 +44,7 @@ def test_example_7_2_round_trips():
     assert parse_ibi_forms(values["ibi"]) == {"rep": REP, "ibip": IBIP}
     assert values["ibi.platformsoftware"] == ("rep", "dpi.inpe.br/banon/1998/08.02.08.56")
     # %20 is an escape of the pair list: the value holds the space
-    assert values["url"] == (
-        f"http://mtc-m16c.sid.inpe.br/col/{REP}/doc/CCSDS%20643.0-B-1.pdf"
-    )
+    assert values["url"] == (f"http://mtc-m16c.sid.inpe.br/col/{REP}/doc/CCSDS%20643.0-B-1.pdf")
     assert values["url.metadata(oai_dc)"].endswith("/doc/metadata.cgi?choice=oai_dc")
 
 
@@ -68,7 +66,9 @@ def test_example_4_2_decodes_iso_8859_1():
     assert len(pairs) == 9
     assert dict(pairs)["url"].endswith("/doc/Relatório%20Final.pdf")  # ASCII escapes stay
     # written back as UTF-8, the one encoding ibistatic writes
-    assert serialize_pairs(pairs).endswith("/doc/Relat%C3%B3rio%20Final.pdf\nurlkey 1426203276-5985125171467764")
+    assert serialize_pairs(pairs).endswith(
+        "/doc/Relat%C3%B3rio%20Final.pdf\nurlkey 1426203276-5985125171467764"
+    )
 
 
 @pytest.mark.parametrize(
@@ -77,14 +77,18 @@ def test_example_4_2_decodes_iso_8859_1():
         # Table 4.2's own example
         ("a1 {a2 a3} a4 a5", [("a1", ("a2", "a3")), ("a4", "a5")]),
         # Example 7.7 (JUNTAR joins with a space)
-        ("archiveaddress mtc-m16d.sid.inpe.br state Original",
-         [("archiveaddress", "mtc-m16d.sid.inpe.br"), ("state", "Original")]),
+        (
+            "archiveaddress mtc-m16d.sid.inpe.br state Original",
+            [("archiveaddress", "mtc-m16d.sid.inpe.br"), ("state", "Original")],
+        ),
         # Algorithm 1
         ("confirmation yes", [("confirmation", "yes")]),
         ("notice {acknowledgment received}", [("notice", ("acknowledgment", "received"))]),
         # §9
-        ("status.archive included status.confirmation successful",
-         [("status.archive", "included"), ("status.confirmation", "successful")]),
+        (
+            "status.archive included status.confirmation successful",
+            [("status.archive", "included"), ("status.confirmation", "successful")],
+        ),
         # Algorithm 2: the empty answer, and {} for an unidentified platform software
         ("", []),
         ("ibi.platformsoftware {}", [("ibi.platformsoftware", ())]),
@@ -93,7 +97,10 @@ def test_example_4_2_decodes_iso_8859_1():
         ("a b\r\nc d\r\n", [("a", "b"), ("c", "d")]),
         ("a b\nc d\n", [("a", "b"), ("c", "d")]),
         ("a b\r\nc d\ne f g h", [("a", "b"), ("c", "d"), ("e", "f"), ("g", "h")]),
-        ("n%20a%7Bme v%25%7d", [("n%20a%7Bme", "v%25%7d")]),  # escapes of ASCII codes stay as written
+        (
+            "n%20a%7Bme v%25%7d",
+            [("n%20a%7Bme", "v%25%7d")],
+        ),  # escapes of ASCII codes stay as written
         ("p 100%", [("p", "100%")]),
         ("a b%2", [("a", "b%2")]),  # '%' is a word character (Table 4.2)
         ("a b%zz", [("a", "b%zz")]),
@@ -128,7 +135,11 @@ PAIR_FAILURES = [
 def test_parse_pairs_failures(text, position, expected):
     with pytest.raises(IbiSyntaxError) as info:
         parse_pairs(text)
-    assert (info.value.position, info.value.expected, info.value.what) == (position, expected, "pair list")
+    assert (info.value.position, info.value.expected, info.value.what) == (
+        position,
+        expected,
+        "pair list",
+    )
 
 
 def test_parse_pairs_failure_message_exact():
@@ -163,8 +174,13 @@ def test_serialize_pairs(pairs, separator, text):
 
 @pytest.mark.parametrize(
     "pairs, separator",
-    [([("a", "")], "\n"), ([("", "b")], "\n"), ([("a", ("b", ""))], "\n"), ([("a", "b")], "\t"),
-     ([("a", 1)], "\n")],
+    [
+        ([("a", "")], "\n"),
+        ([("", "b")], "\n"),
+        ([("a", ("b", ""))], "\n"),
+        ([("a", "b")], "\t"),
+        ([("a", 1)], "\n"),
+    ],
 )
 def test_serialize_pairs_rejects(pairs, separator):
     with pytest.raises(UsageError):
@@ -173,7 +189,9 @@ def test_serialize_pairs_rejects(pairs, separator):
 
 def test_escape_and_unescape_word():
     assert escape_word("Relatório Final.pdf") == "Relat%C3%B3rio%20Final.pdf"
-    assert unescape_word("Relat%C3%B3rio%20Final.pdf") == "Relatório%20Final.pdf"  # %20 is the word's own text
+    assert (
+        unescape_word("Relat%C3%B3rio%20Final.pdf") == "Relatório%20Final.pdf"
+    )  # %20 is the word's own text
     assert unescape_word("Relat%f3rio") == "Relatório"  # ISO-8859-1 (Example 4.2)
     assert unescape_word("Relat%F3rio") == "Relatório"
     assert unescape_word("%C3%B3%f3%C3") == "óóÃ"  # byte by byte where not UTF-8
@@ -242,7 +260,11 @@ IBI_FORMS_FAILURES = [
 def test_parse_ibi_forms_failures(value, position, expected):
     with pytest.raises(IbiSyntaxError) as info:
         parse_ibi_forms(value)
-    assert (info.value.position, info.value.expected, info.value.what) == (position, expected, "formas-de-ibi")
+    assert (info.value.position, info.value.expected, info.value.what) == (
+        position,
+        expected,
+        "formas-de-ibi",
+    )
 
 
 # --- query strings (Tables 4.1, 6.1) ------------------------------------------------------
@@ -289,8 +311,15 @@ def test_example_6_9_query():
     "value, encoded",
     [
         ("1997-07-16T19:20+01:00", "1997-07-16T19:20%2B01:00"),  # Table 4.1's example
-        (" ", "%20"), ("%", "%25"), ("&", "%26"), ("+", "%2B"), ("=", "%3D"), ("?", "%3F"),
-        ("#", "%23"), ("ó", "%C3%B3"), ("\n", "%0A"),
+        (" ", "%20"),
+        ("%", "%25"),
+        ("&", "%26"),
+        ("+", "%2B"),
+        ("=", "%3D"),
+        ("?", "%3F"),
+        ("#", "%23"),
+        ("ó", "%C3%B3"),
+        ("\n", "%0A"),
         ("GetLastEdition GetMetadata(oai_dc)", "GetLastEdition%20GetMetadata(oai_dc)"),
         ("http://x/a;b,c:d@e!$'()*~", "http://x/a;b,c:d@e!$'()*~"),
     ],
@@ -308,8 +337,12 @@ def test_plus_is_not_a_space():
 
 @pytest.mark.parametrize(
     "qs, pairs",
-    [("", []), ("a=", [("a", "")]), ("a=1&a=2", [("a", "1"), ("a", "2")]),
-     ("n%20x=v%C3%B3", [("n x", "vó")])],
+    [
+        ("", []),
+        ("a=", [("a", "")]),
+        ("a=1&a=2", [("a", "1"), ("a", "2")]),
+        ("n%20x=v%C3%B3", [("n x", "vó")]),
+    ],
 )
 def test_decode_query(qs, pairs):
     assert decode_query(qs) == pairs
@@ -333,17 +366,22 @@ QUERY_FAILURES = [
 def test_decode_query_failures(qs, position, expected):
     with pytest.raises(IbiSyntaxError) as info:
         decode_query(qs)
-    assert (info.value.position, info.value.expected, info.value.what) == (position, expected, "query string")
+    assert (info.value.position, info.value.expected, info.value.what) == (
+        position,
+        expected,
+        "query string",
+    )
 
 
 def test_match_query_positions():
     url = "http://urlib.net/X?a=1&ibiurl.verblist=Get%4Detadata"
     pairs = match_query(url, url.index("?") + 1, "persistent URL")
     assert [(p.name, p.value, p.start) for p in pairs] == [
-        ("a", "1", 19), ("ibiurl.verblist", "GetMetadata", 23)
+        ("a", "1", 19),
+        ("ibiurl.verblist", "GetMetadata", 23),
     ]
     positions = pairs[1].value_positions
-    assert url[positions[3]:positions[4]] == "%4D"
+    assert url[positions[3] : positions[4]] == "%4D"
     assert positions[-1] == len(url)
 
 
@@ -364,9 +402,15 @@ def test_iso_8859_1_escapes_one_lower_case_byte_as_example_4_2_prints():
 
 
 def test_in_charset_recodes_the_utf8_escapes_of_urls_and_keeps_ascii_escapes():
-    pairs = [("url", "http://a.b/doc/Relat%C3%B3rio%20%E2%82%AC.pdf"), ("ibi", ("rep", "sid.inpe.br/a/2009/01.01"))]
+    pairs = [
+        ("url", "http://a.b/doc/Relat%C3%B3rio%20%E2%82%AC.pdf"),
+        ("ibi", ("rep", "sid.inpe.br/a/2009/01.01")),
+    ]
     recoded = in_charset(pairs, "iso-8859-1")
-    assert recoded == [("url", "http://a.b/doc/Relat%f3rio%20%E2%82%AC.pdf"), ("ibi", ("rep", "sid.inpe.br/a/2009/01.01"))]
+    assert recoded == [
+        ("url", "http://a.b/doc/Relat%f3rio%20%E2%82%AC.pdf"),
+        ("ibi", ("rep", "sid.inpe.br/a/2009/01.01")),
+    ]
     assert in_charset(pairs, "utf-8") == pairs
     # both read back as the same value
     assert parse_pairs(serialize_pairs(recoded)) == parse_pairs(serialize_pairs(pairs))

@@ -95,7 +95,9 @@ def wait_for_port(port: int, process: subprocess.Popen, log: Path) -> None:
                 return
         except OSError:
             time.sleep(0.05)
-    pytest.fail(f"the server did not listen on 127.0.0.1:{port} within {START_TIMEOUT} s:\n{_tail(log)}")
+    pytest.fail(
+        f"the server did not listen on 127.0.0.1:{port} within {START_TIMEOUT} s:\n{_tail(log)}"
+    )
 
 
 def _tail(log: Path) -> str:
@@ -152,7 +154,9 @@ http {{
     with log.open("wb") as sink:
         process = subprocess.Popen(
             [NGINX, "-p", str(workdir), "-c", str(conf), "-g", "daemon off;"],
-            stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
         )
     try:
         wait_for_port(port, process, log)
@@ -162,15 +166,26 @@ http {{
     return process, port
 
 
-def start_apache(workdir: Path, site: Path, snippet: Path | None = None) -> tuple[subprocess.Popen, int]:
+def start_apache(
+    workdir: Path, site: Path, snippet: Path | None = None
+) -> tuple[subprocess.Popen, int]:
     if APACHE is None:
         pytest.skip("Apache is not installed (scripts/test.sh installs apache2)")
     snippet = snippet or site / "_ibistatic" / "apache.conf"
     port = free_port()
-    modules = [("mpm_event_module", "mod_mpm_event.so"), ("authz_core_module", "mod_authz_core.so"),
-               ("rewrite_module", "mod_rewrite.so"), ("dir_module", "mod_dir.so"), ("mime_module", "mod_mime.so")]
+    modules = [
+        ("mpm_event_module", "mod_mpm_event.so"),
+        ("authz_core_module", "mod_authz_core.so"),
+        ("rewrite_module", "mod_rewrite.so"),
+        ("dir_module", "mod_dir.so"),
+        ("mime_module", "mod_mime.so"),
+    ]
     load = "\n".join(f"LoadModule {name} {APACHE_MODULES / file}" for name, file in modules)
-    types = "TypesConfig /etc/mime.types" if Path("/etc/mime.types").exists() else "TypesConfig /dev/null"
+    types = (
+        "TypesConfig /etc/mime.types"
+        if Path("/etc/mime.types").exists()
+        else "TypesConfig /dev/null"
+    )
     conf = workdir / "apache.conf"
     conf.write_text(f"""
 ServerRoot {workdir}
@@ -191,7 +206,9 @@ Include "{snippet}"
     log = workdir / "error.log"
     process = subprocess.Popen(
         [APACHE, "-f", str(conf), "-DFOREGROUND"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL,
     )
     try:
         wait_for_port(port, process, log)
@@ -246,13 +263,21 @@ def start_apache_dbm(workdir: Path, site: Path) -> tuple[subprocess.Popen, int]:
         pytest.skip("Apache or httxt2dbm is not installed (scripts/test.sh installs apache2)")
     folder = site / "_ibistatic"
     snippet = (folder / "apache.conf").read_text(encoding="utf-8").splitlines()
-    for command in [line[len("#   "):] for line in snippet if line.startswith("#   httxt2dbm ")]:
-        subprocess.run([tool, *command.split()[1:]], cwd=folder, check=True, timeout=60, capture_output=True)
-    dbm = [line[len("#   "):] for line in snippet if line.startswith('#   RewriteMap ') and '"dbm:' in line]
+    for command in [line[len("#   ") :] for line in snippet if line.startswith("#   httxt2dbm ")]:
+        subprocess.run(
+            [tool, *command.split()[1:]], cwd=folder, check=True, timeout=60, capture_output=True
+        )
+    dbm = [
+        line[len("#   ") :]
+        for line in snippet
+        if line.startswith("#   RewriteMap ") and '"dbm:' in line
+    ]
     assert len(dbm) == 2
     kept = [line for line in snippet if not (line.startswith("RewriteMap ") and '"txt:' in line)]
     at = kept.index("RewriteMap ibilower int:tolower") + 1
-    (workdir / "apache-dbm.conf").write_text("\n".join(kept[:at] + dbm + kept[at:]) + "\n", encoding="utf-8")
+    (workdir / "apache-dbm.conf").write_text(
+        "\n".join(kept[:at] + dbm + kept[at:]) + "\n", encoding="utf-8"
+    )
     return start_apache(workdir, site, workdir / "apache-dbm.conf")
 
 
@@ -296,11 +321,14 @@ def test_every_listed_url_redirects_as_the_resolver_answers(server, site, resolv
     assert wrong == []
 
 
-@pytest.mark.parametrize("path, canonical", [
-    ("/8jmkd3mgp8w/35mmll8", "8JMKD3MGP8W/35MMLL8"),
-    ("/8jmkd3mgp8w/35mmll8!:(oai_dc)", "8JMKD3MGP8W/35MMLL8!:(oai_dc)"),
-    ("/SID.INPE.BR/MTC-M18@80/2009/07.21.14.43", "sid.inpe.br/mtc-m18@80/2009/07.21.14.43"),
-])
+@pytest.mark.parametrize(
+    "path, canonical",
+    [
+        ("/8jmkd3mgp8w/35mmll8", "8JMKD3MGP8W/35MMLL8"),
+        ("/8jmkd3mgp8w/35mmll8!:(oai_dc)", "8JMKD3MGP8W/35MMLL8!:(oai_dc)"),
+        ("/SID.INPE.BR/MTC-M18@80/2009/07.21.14.43", "sid.inpe.br/mtc-m18@80/2009/07.21.14.43"),
+    ],
+)
 def test_other_case_spellings_get_the_canonical_answer(server, resolver, path, canonical):
     _, port = server
     expected = resolver.resolve(SITE_URL + canonical).url
@@ -333,7 +361,9 @@ def test_a_query_with_ibiurl_pairs_is_left_to_the_page(server, site):
         assert body == page.read_bytes()
 
 
-@pytest.mark.parametrize("path", ["sid.inpe.br/mtc-m19/2013/09.04.12.27.58:", "8JMKD3MGP8W/35MME4E+"])
+@pytest.mark.parametrize(
+    "path", ["sid.inpe.br/mtc-m19/2013/09.04.12.27.58:", "8JMKD3MGP8W/35MME4E+"]
+)
 def test_page_only_urls_are_served_their_page_at_once(server, site, path):
     """An alert other than 'deleted' and a language-less '+' are the pages' business."""
     _, port = server

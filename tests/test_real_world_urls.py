@@ -10,13 +10,12 @@ import json
 import shutil
 import subprocess
 from pathlib import Path
+from urllib.parse import unquote
 
 import pytest
 
 from archive_factory import write_archive, write_item
 from ibistatic.cli import main
-from urllib.parse import unquote
-
 from ibistatic.core.identifiers import parse_ibi
 from ibistatic.core.pairlists import parse_pairs
 from ibistatic.core.urls import parse_persistent_url
@@ -34,7 +33,11 @@ def _rows() -> list[tuple[str, str, str]]:
 
 ROWS = _rows()
 ACCEPTED = [(text, expected) for text, _, expected in ROWS if not expected.startswith("rejected:")]
-REJECTED = [(text, expected.removeprefix("rejected: ")) for text, _, expected in ROWS if expected.startswith("rejected:")]
+REJECTED = [
+    (text, expected.removeprefix("rejected: "))
+    for text, _, expected in ROWS
+    if expected.startswith("rejected:")
+]
 
 
 def _named(expected: str) -> tuple[str, str]:
@@ -108,21 +111,43 @@ def test_inspect_names_the_ibi_of_a_persistent_url(capsys):
 # ---------------------------------------------------------------------------------
 # End to end: a site whose archive holds some of these IBIs
 
-HELD = ["8JMKD3MGP7W/3FB2RJE", "8JMKD3MGP3W34T/47AF772", "8JMKD3MGP3W34R/3UGHFGH", "8JMKD3MGPDW34P/42SUMHS"]
-HELD_REPOSITORIES = ["sid.inpe.br/mtc-m19@80/2010/07.26.20.24", "dpi.inpe.br/sbsr@80/2006/10.11.04.08",
-                     "sid.inpe.br/mtc-m21c/2019/05.16.15.18", "sid.inpe.br/sibgrapi/2018/09.03.21.36"]
+HELD = [
+    "8JMKD3MGP7W/3FB2RJE",
+    "8JMKD3MGP3W34T/47AF772",
+    "8JMKD3MGP3W34R/3UGHFGH",
+    "8JMKD3MGPDW34P/42SUMHS",
+]
+HELD_REPOSITORIES = [
+    "sid.inpe.br/mtc-m19@80/2010/07.26.20.24",
+    "dpi.inpe.br/sbsr@80/2006/10.11.04.08",
+    "sid.inpe.br/mtc-m21c/2019/05.16.15.18",
+    "sid.inpe.br/sibgrapi/2018/09.03.21.36",
+]
 
 
 @pytest.fixture(scope="module")
 def real_site(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("real-world")
-    archive = write_archive(root / "mtc-m21d", "mtc-m21d.sid.inpe.br", "sid.inpe.br/mtc-m21d/2020/01.01.00.00")
+    archive = write_archive(
+        root / "mtc-m21d", "mtc-m21d.sid.inpe.br", "sid.inpe.br/mtc-m21d/2020/01.01.00.00"
+    )
     for minute, ibip in enumerate(HELD):
-        write_item(archive, f"sid.inpe.br/mtc-m21d/2022/07.20.15.{minute:02d}", state="Original", ibip=ibip,
-                   files={"publicacao.pdf": "%PDF"}, target="publicacao.pdf")
+        write_item(
+            archive,
+            f"sid.inpe.br/mtc-m21d/2022/07.20.15.{minute:02d}",
+            state="Original",
+            ibip=ibip,
+            files={"publicacao.pdf": "%PDF"},
+            target="publicacao.pdf",
+        )
     for repository in HELD_REPOSITORIES:
-        write_item(archive, repository, state="Original", files={"publicacao.pdf": "%PDF", "6549-6556.pdf": "%PDF"},
-                   target="publicacao.pdf")
+        write_item(
+            archive,
+            repository,
+            state="Original",
+            files={"publicacao.pdf": "%PDF", "6549-6556.pdf": "%PDF"},
+            target="publicacao.pdf",
+        )
     return build(root / "site", archives=[archive])
 
 
@@ -151,7 +176,8 @@ def test_resolve_rejects_what_is_no_persistent_url(real_site, capsys):
     err = capsys.readouterr().err
     assert code == 2
     assert err.splitlines()[-1] == (
-        "    hint: '-NTC' is a catalog's series code, not part of the IBI: the IBI is sid.inpe.br/mtc-m21d/2022/07.20.15.45"
+        "    hint: '-NTC' is a catalog's series code, not part of the IBI: the IBI is "
+        "sid.inpe.br/mtc-m21d/2022/07.20.15.45"
     )
 
 
@@ -171,8 +197,13 @@ def test_the_browser_resolver_parses_the_corpus_as_python_does(real_site):
         "  catch (e) { if (e instanceof r.SyntaxProblem) return null; throw e; } })));"
     )
     requests = [_request(text) for text, _, _ in ROWS]
-    done = subprocess.run([NODE, "-e", script, str(resolve_js)], input=json.dumps(requests),
-                          capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [NODE, "-e", script, str(resolve_js)],
+        input=json.dumps(requests),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     answers = json.loads(done.stdout)
     for request, answer in zip(requests, answers):
         try:

@@ -20,8 +20,12 @@ def test_the_bundled_sample_needs_nothing_more(sample_loaded):
 
 
 def test_an_item_without_a_language_needs_the_bare_translation(tmp_path):
-    a = write_archive(tmp_path / "a", "a.example.org", "example.org/service/2020/01.01.00.00",
-                      relations=["", ".metadata", ".translation(en)"])
+    a = write_archive(
+        tmp_path / "a",
+        "a.example.org",
+        "example.org/service/2020/01.01.00.00",
+        relations=["", ".metadata", ".translation(en)"],
+    )
     write_item(a, REP + "04", state="Original", language="en")
     write_item(a, REP + "05", state="Original")
     write_item(a, REP + "06", state="Original")
@@ -33,8 +37,12 @@ def test_an_item_without_a_language_needs_the_bare_translation(tmp_path):
 
 
 def test_languages_held_or_named_need_their_translation(tmp_path):
-    a = write_archive(tmp_path / "a", "a.example.org", "example.org/service/2020/01.01.00.00",
-                      relations=["", ".translation", ".translation(pt)"])
+    a = write_archive(
+        tmp_path / "a",
+        "a.example.org",
+        "example.org/service/2020/01.01.00.00",
+        relations=["", ".translation", ".translation(pt)"],
+    )
     write_item(a, REP + "04", state="Original", language="pt-BR", translations={"es": REP + "05"})
     write_item(a, REP + "05", state="Original", language="es")
     assert warnings_of([a]) == [
@@ -44,7 +52,9 @@ def test_languages_held_or_named_need_their_translation(tmp_path):
 
 
 def test_deleted_items_and_default_relations_need_nothing(tmp_path):
-    a = write_archive(tmp_path / "a", "a.example.org", "example.org/service/2020/01.01.00.00", relations=[""])
+    a = write_archive(
+        tmp_path / "a", "a.example.org", "example.org/service/2020/01.01.00.00", relations=[""]
+    )
     write_item(a, REP + "04", state="Deleted", files={})
     b = write_archive(tmp_path / "b", "b.example.org", "example.org/service/2020/01.01.00.01")
     write_item(b, REP + "05", state="Original")  # no `relations`: every relation is answered

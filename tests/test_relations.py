@@ -102,18 +102,30 @@ def test_parameters_are_kept():
 
 
 MODIFIER_FAILURES = [
-    (":!", "invalid modifier ':!': expected '(', '+' or end of modifier at character 2, found '!'\n"
-           "    :!\n"
-           "     ^"),
-    ("!!", "invalid modifier '!!': expected '+', ':' or end of modifier at character 2, found '!'\n"
-           "    !!\n"
-           "     ^"),
-    ("+(xx)", "invalid modifier '+(xx)': expected an ISO 639-1 language code (Table A.1) at character 3, found 'x'\n"
-              "    +(xx)\n"
-              "      ^"),
-    (":(marc)", "invalid modifier ':(marc)': expected 'oai_dc' at character 3, found 'm'\n"
-                "    :(marc)\n"
-                "      ^"),
+    (
+        ":!",
+        "invalid modifier ':!': expected '(', '+' or end of modifier at character 2, found '!'\n"
+        "    :!\n"
+        "     ^",
+    ),
+    (
+        "!!",
+        "invalid modifier '!!': expected '+', ':' or end of modifier at character 2, found '!'\n"
+        "    !!\n"
+        "     ^",
+    ),
+    (
+        "+(xx)",
+        "invalid modifier '+(xx)': expected an ISO 639-1 language code (Table A.1) at character 3, found 'x'\n"
+        "    +(xx)\n"
+        "      ^",
+    ),
+    (
+        ":(marc)",
+        "invalid modifier ':(marc)': expected 'oai_dc' at character 3, found 'm'\n"
+        "    :(marc)\n"
+        "      ^",
+    ),
 ]
 
 
@@ -148,7 +160,11 @@ MORE_MODIFIER_FAILURES = [
 def test_more_modifier_failures(text, position, expected):
     with pytest.raises(IbiSyntaxError) as info:
         parse_modifier(text)
-    assert (info.value.position, info.value.expected, info.value.what) == (position, expected, "modifier")
+    assert (info.value.position, info.value.expected, info.value.what) == (
+        position,
+        expected,
+        "modifier",
+    )
 
 
 def test_empty_modifier_is_the_empty_relation():
@@ -207,7 +223,11 @@ RELATION_FAILURES = [
 def test_relation_failures(text, position, expected):
     with pytest.raises(IbiSyntaxError) as info:
         parse_relation(text)
-    assert (info.value.position, info.value.expected, info.value.what) == (position, expected, "relation")
+    assert (info.value.position, info.value.expected, info.value.what) == (
+        position,
+        expected,
+        "relation",
+    )
 
 
 def test_relation_failure_message_exact():
@@ -232,15 +252,27 @@ def test_check_relation():
 
 
 STEP_FAILURES = [
-    (("edition", None), "invalid relation step 'edition': expected 'lastedition', 'translation' or "
-                        "'metadata' at character 1, found 'e'\n    edition\n    ^"),
-    (("metadata", "marc"), "invalid relation '.metadata(marc)': expected 'oai_dc' at character 11, "
-                           "found 'm'\n    .metadata(marc)\n              ^"),
-    (("translation", "pt-xx"), "invalid relation '.translation(pt-xx)': expected an upper-case letter "
-                               "(ISO 3166-1 country code) at character 17, found 'x'\n"
-                               "    .translation(pt-xx)\n                    ^"),
-    (("lastedition", "pt"), "invalid relation '.lastedition(pt)': expected no parameter after "
-                            ".lastedition at character 13, found '('\n    .lastedition(pt)\n                ^"),
+    (
+        ("edition", None),
+        "invalid relation step 'edition': expected 'lastedition', 'translation' or "
+        "'metadata' at character 1, found 'e'\n    edition\n    ^",
+    ),
+    (
+        ("metadata", "marc"),
+        "invalid relation '.metadata(marc)': expected 'oai_dc' at character 11, "
+        "found 'm'\n    .metadata(marc)\n              ^",
+    ),
+    (
+        ("translation", "pt-xx"),
+        "invalid relation '.translation(pt-xx)': expected an upper-case letter "
+        "(ISO 3166-1 country code) at character 17, found 'x'\n"
+        "    .translation(pt-xx)\n                    ^",
+    ),
+    (
+        ("lastedition", "pt"),
+        "invalid relation '.lastedition(pt)': expected no parameter after "
+        ".lastedition at character 13, found '('\n    .lastedition(pt)\n                ^",
+    ),
 ]
 
 
@@ -273,11 +305,19 @@ VERB_LISTS = [
     ("GetLastEdition GetMetadata(oai_dc)", (U, M_DC), False, "GetLastEdition GetMetadata(oai_dc)"),
     ("GetFileList", (), True, "GetFileList"),
     ("GetFileList+GetLastEdition", (U,), True, "GetLastEdition GetFileList"),
-    ("GetTranslation(pt)+GetFileList+GetMetadata", (t("pt"), M), True,
-     "GetTranslation(pt) GetMetadata GetFileList"),
+    (
+        "GetTranslation(pt)+GetFileList+GetMetadata",
+        (t("pt"), M),
+        True,
+        "GetTranslation(pt) GetMetadata GetFileList",
+    ),
     ("GetTranslation", (T,), False, "GetTranslation"),
-    ("GetTranslation(pt-BR)+GetLastEdition+GetMetadata+GetTranslation(en)",
-     (t("pt-BR"), U, M, t("en")), False, "GetTranslation(pt-BR) GetLastEdition GetMetadata GetTranslation(en)"),
+    (
+        "GetTranslation(pt-BR)+GetLastEdition+GetMetadata+GetTranslation(en)",
+        (t("pt-BR"), U, M, t("en")),
+        False,
+        "GetTranslation(pt-BR) GetLastEdition GetMetadata GetTranslation(en)",
+    ),
     ("", (), False, ""),
 ]
 
@@ -310,7 +350,11 @@ VERB_LIST_FAILURES = [
 def test_verb_list_failures(text, position, expected):
     with pytest.raises(IbiSyntaxError) as info:
         parse_verb_list(text)
-    assert (info.value.position, info.value.expected, info.value.what) == (position, expected, "verb list")
+    assert (info.value.position, info.value.expected, info.value.what) == (
+        position,
+        expected,
+        "verb list",
+    )
 
 
 def test_verb_list_failure_message_exact():
@@ -360,16 +404,16 @@ def test_compositions_default():
     assert rels[0] == ()
     assert len(rels) == 25  # 15 shapes; the 9 with metadata twice (bare, oai_dc), +1 empty
     assert len(set(rels)) == len(rels)
-    assert {modifier_text(rel) for rel in rels if all(s.param is None for s in rel)} == grammar_shapes() | {""}
+    assert {
+        modifier_text(rel) for rel in rels if all(s.param is None for s in rel)
+    } == grammar_shapes() | {""}
     assert (U, M_DC) in rels
 
 
 def test_compositions_with_languages():
     rels = compositions(["pt", "pt-BR", "pt"], ("oai_dc",))
     assert len(set(rels)) == len(rels)
-    expected = {
-        rel for modifier in [""] + PARAMETERISED for rel in [parse_modifier(modifier)]
-    }
+    expected = {rel for modifier in [""] + PARAMETERISED for rel in [parse_modifier(modifier)]}
     assert set(rels) == expected
     assert len(rels) == 99
 

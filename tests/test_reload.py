@@ -25,12 +25,14 @@ REPOSITORIES = [f"example.org/arch/2020/01.01.00.0{n}" for n in range(1, 6)]
 REPOSITORIES.append("Example.org/arch/2020/01.01.00.01")
 IBIPS = [None, "8JMKD3MGP8W/3FAAAAA", "8JMKD3MGP8W/3FBBBBB"]
 
-item_fields = st.fixed_dictionaries({
-    "state": st.sampled_from(["Original", "Original", "Copy", "Deleted"]),
-    "ibip": st.sampled_from(IBIPS),
-    "next_edition": st.sampled_from([None, *REPOSITORIES[:2]]),
-    "target": st.just("document.txt"),
-})
+item_fields = st.fixed_dictionaries(
+    {
+        "state": st.sampled_from(["Original", "Original", "Copy", "Deleted"]),
+        "ibip": st.sampled_from(IBIPS),
+        "next_edition": st.sampled_from([None, *REPOSITORIES[:2]]),
+        "target": st.just("document.txt"),
+    }
+)
 operations = st.lists(
     st.tuples(
         st.sampled_from(["write", "write", "break", "delete"]),
@@ -38,7 +40,8 @@ operations = st.lists(
         st.sampled_from(REPOSITORIES),
         item_fields,
     ),
-    min_size=1, max_size=8,
+    min_size=1,
+    max_size=8,
 )
 
 
@@ -69,11 +72,21 @@ def _summary(loaded) -> dict:
     }
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(start=st.lists(st.tuples(st.integers(0, 1), st.sampled_from(REPOSITORIES), item_fields), max_size=6), steps=operations)
+@settings(
+    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    start=st.lists(
+        st.tuples(st.integers(0, 1), st.sampled_from(REPOSITORIES), item_fields), max_size=6
+    ),
+    steps=operations,
+)
 def test_a_targeted_reread_equals_a_whole_crawl(tmp_path_factory, start, steps):
     base = tmp_path_factory.mktemp("reload")
-    roots = [write_archive(base / name, f"{name}.example.org", "example.org/arch/2020/01.01.00.00") for name in ("a", "b")]
+    roots = [
+        write_archive(base / name, f"{name}.example.org", "example.org/arch/2020/01.01.00.00")
+        for name in ("a", "b")
+    ]
     for archive, repository, fields in start:
         _write(roots[archive], repository, fields)
     loaded = load_archives(roots, SITE)
@@ -82,7 +95,12 @@ def test_a_targeted_reread_equals_a_whole_crawl(tmp_path_factory, start, steps):
         path = str(roots[archive].joinpath(*repository.split("/")))
         reloaded = reload_repositories(loaded, {path})
         assert reloaded is not None
-        assert _summary(reloaded) == _summary(load_archives(roots, SITE)), (operation, archive, repository, fields)
+        assert _summary(reloaded) == _summary(load_archives(roots, SITE)), (
+            operation,
+            archive,
+            repository,
+            fields,
+        )
         loaded = reloaded
 
 
@@ -92,7 +110,9 @@ def test_a_patch_is_used_when_no_clash_is_touched(tmp_path):
     loaded = load_archives([root], SITE)
     write_item(root, REPOSITORIES[1], state="Original", target="document.txt", ibip=IBIPS[1])
     reloaded = reload_repositories(loaded, {str(root.joinpath(*REPOSITORIES[1].split("/")))})
-    new = next(item for item in reloaded.crawl.archives[0].items if item.repository.text == REPOSITORIES[1])
+    new = next(
+        item for item in reloaded.crawl.archives[0].items if item.repository.text == REPOSITORIES[1]
+    )
     assert reloaded.touched == {new.key}  # patched, not checked whole
     assert reloaded.holdings.by_archive["a"][new.ibip.key] is new
 

@@ -13,7 +13,20 @@ from ibistatic.resolver import Resolver
 
 NAMES = [f"example.org/rep/2020/01.02.03.{n:02d}" for n in range(6)]
 LANGS = ["en", "pt", "pt-BR"]
-MODIFIERS = ["", "!", ":", ":(oai_dc)", "!:", "+(en)", "+(pt)", "+(pt-BR)", "!+(pt)", "+(pt)!", ":+", "!:(oai_dc)"]
+MODIFIERS = [
+    "",
+    "!",
+    ":",
+    ":(oai_dc)",
+    "!:",
+    "+(en)",
+    "+(pt)",
+    "+(pt-BR)",
+    "!+(pt)",
+    "+(pt)!",
+    ":+",
+    "!:(oai_dc)",
+]
 
 
 def oracle(archives, name, modifier):
@@ -53,7 +66,7 @@ def _steps(modifier):
         param = None
         if i < len(modifier) and modifier[i] == "(":
             end = modifier.index(")", i)
-            param, i = modifier[i + 1:end], end + 1
+            param, i = modifier[i + 1 : end], end + 1
         out.append((kind, param))
     return out
 
@@ -86,13 +99,19 @@ def _walk(items, key, steps):
             if descriptor.get("next-edition"):
                 # the Archive names the next edition only of the IBI asked; past the first
                 # step the resolver asks every Archive again about the item reached
-                return ("follow", descriptor["next-edition"] if index == 0 else current, steps[index:])
+                return (
+                    "follow",
+                    descriptor["next-edition"] if index == 0 else current,
+                    steps[index:],
+                )
         elif kind == "t" and param is None:
             continue  # no Accept-Language: '+' gives the item itself
         elif kind == "t":
             tags = [descriptor.get("language")] + sorted(descriptor.get("translations", {}))
             exact = [t for t in tags if t == param]
-            loose = [t for t in tags if t and (t.split("-")[0] == param or t == param.split("-")[0])]
+            loose = [
+                t for t in tags if t and (t.split("-")[0] == param or t == param.split("-")[0])
+            ]
             chosen = (exact or loose or [None])[0]
             if chosen is None:
                 return _stuck(current, steps, index)
@@ -119,7 +138,9 @@ descriptor_strategy = st.fixed_dictionaries(
         "metadata": st.sampled_from(NAMES),
     },
 )
-archive_strategy = st.dictionaries(st.sampled_from(NAMES), descriptor_strategy, min_size=1, max_size=6)
+archive_strategy = st.dictionaries(
+    st.sampled_from(NAMES), descriptor_strategy, min_size=1, max_size=6
+)
 
 
 def _clean(descriptor, name):
@@ -131,13 +152,26 @@ def _clean(descriptor, name):
     return d
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(first=archive_strategy, second=archive_strategy, name=st.sampled_from(NAMES), modifier=st.sampled_from(MODIFIERS))
-def test_index_resolution_agrees_with_reading_descriptors(tmp_path_factory, first, second, name, modifier):
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    first=archive_strategy,
+    second=archive_strategy,
+    name=st.sampled_from(NAMES),
+    modifier=st.sampled_from(MODIFIERS),
+)
+def test_index_resolution_agrees_with_reading_descriptors(
+    tmp_path_factory, first, second, name, modifier
+):
     root = tmp_path_factory.mktemp("oracle")
     archives = []
     for label, items in (("a", first), ("b", second)):
-        base = write_archive(root / label, f"{label}.example.org", f"example.org/svc/2020/01.01.00.0{ord(label) - 97}")
+        base = write_archive(
+            root / label,
+            f"{label}.example.org",
+            f"example.org/svc/2020/01.01.00.0{ord(label) - 97}",
+        )
         cleaned = {n: _clean(d, n) for n, d in items.items()}
         for repository, descriptor in cleaned.items():
             write_item(base, repository, **{k.replace("-", "_"): v for k, v in descriptor.items()})

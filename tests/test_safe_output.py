@@ -15,12 +15,11 @@ from pathlib import Path
 import pytest
 import yaml
 
+from conftest import SAMPLE
 from ibistatic.config import load_config
 from ibistatic.errors import OutputError, PublishError
 from ibistatic.site.build import build_site
 from ibistatic.store.layout import MARKER, MARKER_TEXT, generations, live_generation
-
-from conftest import SAMPLE
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -36,7 +35,11 @@ def state_home(tmp_path_factory, monkeypatch):
 def make_project(folder: Path) -> Path:
     for name in ("mtc-m16c", "mtc-m16d"):
         shutil.copytree(SAMPLE / name, folder / "archives" / name)
-    config = {"site-url": "https://ibi.example.org/", "archives": ["archives/mtc-m16c", "archives/mtc-m16d"], "output": "site"}
+    config = {
+        "site-url": "https://ibi.example.org/",
+        "archives": ["archives/mtc-m16c", "archives/mtc-m16d"],
+        "output": "site",
+    }
     (folder / "ibistatic.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
     return folder / "ibistatic.yaml"
 
@@ -50,17 +53,29 @@ def snapshot(root: Path) -> dict[str, bytes]:
         for name in files + [d for d in subfolders if os.path.islink(os.path.join(folder, d))]:
             path = Path(folder) / name
             relative = path.relative_to(root).as_posix()
-            data = b"link:" + os.fsencode(os.readlink(path)) if path.is_symlink() else path.read_bytes()
+            data = (
+                b"link:" + os.fsencode(os.readlink(path))
+                if path.is_symlink()
+                else path.read_bytes()
+            )
             found[relative] = data.replace(os.fsencode(root), b"<output>")
     return found
 
 
 def ibistatic(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "ibistatic", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "ibistatic", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 # --- point 1: refusals, through the real command line ------------------------------------
+
 
 def _user_folder(project: Path) -> Path:
     folder = project / "notes"
@@ -72,14 +87,47 @@ def _user_folder(project: Path) -> Path:
 
 REFUSALS = {
     # name: (--output relative to the project, what must stay unchanged, message after the path)
-    "someone else's folder": ("notes", "notes", "it is a folder that ibistatic did not publish (it is not empty and has no _ibistatic/ibistatic-site.txt); remove it or choose another --output"),
-    "a file": ("notes/thesis.tex", "notes", "it is a file, not a folder; expected a new folder or a site ibistatic published"),
-    "the configuration's folder": (".", ".", "it is the folder of the configuration {project}/ibistatic.yaml"),
-    "a folder holding the configuration": ("..", ".", "it contains the folder of the configuration {project}/ibistatic.yaml"),
-    "an Archive": ("archives/mtc-m16c", "archives", "it is the Archive {project}/archives/mtc-m16c"),
-    "a folder holding Archives": ("archives", "archives", "it contains the Archive {project}/archives/mtc-m16c"),
-    "a folder inside an Archive": ("archives/mtc-m16d/site", "archives", "it is inside the Archive {project}/archives/mtc-m16d"),
-    "a link ibistatic did not make": ("published", "notes", "it is a symbolic link ibistatic did not make (to notes); expected a link into .published.ibistatic/"),
+    "someone else's folder": (
+        "notes",
+        "notes",
+        "it is a folder that ibistatic did not publish (it is not empty and has no "
+        "_ibistatic/ibistatic-site.txt); remove it or choose another --output",
+    ),
+    "a file": (
+        "notes/thesis.tex",
+        "notes",
+        "it is a file, not a folder; expected a new folder or a site ibistatic published",
+    ),
+    "the configuration's folder": (
+        ".",
+        ".",
+        "it is the folder of the configuration {project}/ibistatic.yaml",
+    ),
+    "a folder holding the configuration": (
+        "..",
+        ".",
+        "it contains the folder of the configuration {project}/ibistatic.yaml",
+    ),
+    "an Archive": (
+        "archives/mtc-m16c",
+        "archives",
+        "it is the Archive {project}/archives/mtc-m16c",
+    ),
+    "a folder holding Archives": (
+        "archives",
+        "archives",
+        "it contains the Archive {project}/archives/mtc-m16c",
+    ),
+    "a folder inside an Archive": (
+        "archives/mtc-m16d/site",
+        "archives",
+        "it is inside the Archive {project}/archives/mtc-m16d",
+    ),
+    "a link ibistatic did not make": (
+        "published",
+        "notes",
+        "it is a symbolic link ibistatic did not make (to notes); expected a link into .published.ibistatic/",
+    ),
 }
 
 
@@ -95,7 +143,9 @@ def test_refused_outputs(tmp_path, case, command):
     run = ibistatic(command, "--config", "ibistatic.yaml", "--output", output, cwd=project)
     target = Path(os.path.abspath(project / output))
     target = target.parent.resolve() / target.name if target.name else target
-    expected = f"ibistatic {command}: refusing to publish into {target}: " + message.format(project=project)
+    expected = f"ibistatic {command}: refusing to publish into {target}: " + message.format(
+        project=project
+    )
     assert (run.returncode, run.stderr.strip()) == (2, expected)
     assert "Traceback" not in run.stderr
     assert snapshot(project / kept) == before
@@ -110,7 +160,10 @@ def test_a_bare_build_never_replaces_someone_elses_site(tmp_path):
     (tmp_path / "site" / "index.html").write_text("<h1>my docs</h1>\n", encoding="utf-8")
     run = ibistatic("build", cwd=tmp_path)
     assert run.returncode == 2
-    assert run.stderr.startswith(f"ibistatic build: refusing to publish into {tmp_path.resolve()}/site: it is a folder that ibistatic did not publish")
+    assert run.stderr.startswith(
+        f"ibistatic build: refusing to publish into {tmp_path.resolve()}/site: it is a folder that "
+        "ibistatic did not publish"
+    )
     assert snapshot(tmp_path / "site") == {"index.html": b"<h1>my docs</h1>\n"}
 
 
@@ -140,11 +193,19 @@ def test_the_layout_leaks_no_machine_path(tmp_path):
     config = load_config(make_project(tmp_path))
     build_site(config)
     target = os.readlink(config.output)
-    assert target == f".site.ibistatic/{live_generation(config.output)}"  # relative: copies keep working
+    assert (
+        target == f".site.ibistatic/{live_generation(config.output)}"
+    )  # relative: copies keep working
     assert (config.output / MARKER).read_text(encoding="utf-8") == MARKER_TEXT
     published = snapshot(config.output)
     assert str(tmp_path).encode() not in published[MARKER]
-    assert sorted(p.name for p in tmp_path.iterdir()) == [".site.ibistatic", ".site.ibistatic-cache", "archives", "ibistatic.yaml", "site"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        ".site.ibistatic",
+        ".site.ibistatic-cache",
+        "archives",
+        "ibistatic.yaml",
+        "site",
+    ]
 
 
 def test_a_plain_folder_site_of_an_older_version_is_migrated(tmp_path):
@@ -159,7 +220,12 @@ def test_a_plain_folder_site_of_an_older_version_is_migrated(tmp_path):
     shutil.rmtree(generations(config.output))
     assert build_site(config).mode == "full"
     assert config.output.is_symlink() and snapshot(config.output) == expected
-    _wait_for(lambda: sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".site.")) == [".site.ibistatic", ".site.ibistatic-cache"])
+    _wait_for(
+        lambda: (
+            sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".site."))
+            == [".site.ibistatic", ".site.ibistatic-cache"]
+        )
+    )
 
 
 def test_updates_keep_two_generations_and_share_unchanged_files(tmp_path):
@@ -204,6 +270,7 @@ def _wait_for(condition, seconds: float = 30) -> None:
 
 # --- point 3: disk faults -----------------------------------------------------------------
 
+
 class _FailingWrites:
     """os.write fails with ENOSPC from its `calls`-th call on, inside the block."""
 
@@ -230,11 +297,15 @@ def test_a_full_disk_during_a_full_build(tmp_path, calls):
     before = snapshot(config.output)
     with _FailingWrites(calls), pytest.raises(PublishError) as raised:
         build_site(config, full=True)
-    assert str(raised.value).startswith(f"cannot publish {config.output}: No space left on device (")
+    assert str(raised.value).startswith(
+        f"cannot publish {config.output}: No space left on device ("
+    )
     assert str(raised.value).endswith("); the published site is unchanged")
     assert raised.value.exit_code == 1
     assert snapshot(config.output) == before
-    _wait_for(lambda: len(list(generations(config.output).iterdir())) == 1)  # the half-written tree is gone
+    _wait_for(
+        lambda: len(list(generations(config.output).iterdir())) == 1
+    )  # the half-written tree is gone
     assert build_site(config, full=True).mode == "full"
     assert snapshot(config.output) == before
 
@@ -245,7 +316,9 @@ def test_a_full_disk_during_an_update(tmp_path, calls):
     config = load_config(make_project(project))
     build_site(config)
     before = snapshot(config.output)
-    _edit(project / "archives/mtc-m16c/sid.inpe.br/mtc-m18@80/2009/07.21.14.43/item.yaml", "Changed")
+    _edit(
+        project / "archives/mtc-m16c/sid.inpe.br/mtc-m18@80/2009/07.21.14.43/item.yaml", "Changed"
+    )
     with _FailingWrites(calls), pytest.raises(PublishError, match="No space left on device"):
         build_site(config)
     assert snapshot(config.output) == before
@@ -257,30 +330,73 @@ def test_a_full_disk_for_real(tmp_path):
     """ENOSPC from the kernel: the output on a 3 MiB tmpfs (needs root)."""
     mount = tmp_path / "small"
     mount.mkdir()
-    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(mount)], capture_output=True).returncode:
+    if (
+        os.geteuid() != 0
+        or subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(mount)], capture_output=True
+        ).returncode
+    ):
         pytest.skip("mounting a tmpfs needs root")
     try:
         config_path = make_project(tmp_path)
         config = load_config(config_path, output=mount / "site")
         build_site(config)
         before = snapshot(config.output)
-        (mount / "ballast").write_bytes(b"x" * (int(2.6 * 2**20) - _used(mount)))  # what a build needs, less a bit
-        run = ibistatic("build", "--full", "--config", str(config_path), "--output", str(config.output), cwd=tmp_path)
+        (mount / "ballast").write_bytes(
+            b"x" * (int(2.6 * 2**20) - _used(mount))
+        )  # what a build needs, less a bit
+        run = ibistatic(
+            "build",
+            "--full",
+            "--config",
+            str(config_path),
+            "--output",
+            str(config.output),
+            cwd=tmp_path,
+        )
         assert run.returncode == 1 and "Traceback" not in run.stderr
-        assert "No space left on device" in run.stderr and "the published site is unchanged" in run.stderr
+        assert (
+            "No space left on device" in run.stderr
+            and "the published site is unchanged" in run.stderr
+        )
         assert snapshot(config.output) == before
         (mount / "ballast").unlink()
         _wait_for(lambda: len(list(generations(config.output).iterdir())) == 1)
-        assert ibistatic("build", "--full", "--config", str(config_path), "--output", str(config.output), cwd=tmp_path).returncode == 0
+        assert (
+            ibistatic(
+                "build",
+                "--full",
+                "--config",
+                str(config_path),
+                "--output",
+                str(config.output),
+                cwd=tmp_path,
+            ).returncode
+            == 0
+        )
         assert snapshot(config.output) == before
         # a read-only output: EROFS, the site as it was, and fine again once writable
-        _edit(tmp_path / "archives/mtc-m16c/sid.inpe.br/mtc-m18@80/2009/07.21.14.43/item.yaml", "Read-only")
+        _edit(
+            tmp_path / "archives/mtc-m16c/sid.inpe.br/mtc-m18@80/2009/07.21.14.43/item.yaml",
+            "Read-only",
+        )
         subprocess.run(["mount", "-o", "remount,ro", str(mount)], check=True)
-        run = ibistatic("build", "--config", str(config_path), "--output", str(config.output), cwd=tmp_path)
-        assert (run.returncode, "Read-only file system" in run.stderr, "Traceback" in run.stderr) == (1, True, False)
+        run = ibistatic(
+            "build", "--config", str(config_path), "--output", str(config.output), cwd=tmp_path
+        )
+        assert (
+            run.returncode,
+            "Read-only file system" in run.stderr,
+            "Traceback" in run.stderr,
+        ) == (1, True, False)
         assert snapshot(config.output) == before
         subprocess.run(["mount", "-o", "remount,rw", str(mount)], check=True)
-        assert ibistatic("build", "--config", str(config_path), "--output", str(config.output), cwd=tmp_path).returncode == 0
+        assert (
+            ibistatic(
+                "build", "--config", str(config_path), "--output", str(config.output), cwd=tmp_path
+            ).returncode
+            == 0
+        )
         assert snapshot(config.output) == _full_build(tmp_path, "reference")
     finally:
         time.sleep(0.5)  # background deletions
@@ -293,6 +409,7 @@ def _used(mount: Path) -> int:
 
 
 # --- point 4: caches and state are sealed -------------------------------------------------
+
 
 class _Planted:
     """What an attacker plants: unpickling it creates a file."""
@@ -308,10 +425,13 @@ def _cache_files(config) -> list[Path]:
     return [config.cache_dir / "crawl.pickle", config.cache_dir / "site-state.pickle"]
 
 
-@pytest.mark.parametrize("form, why", [
-    ("plain pickle", "it was not sealed by ibistatic (no authentication code)"),
-    ("forged seal", "its authentication code does not verify (changed by someone, or damaged)"),
-])
+@pytest.mark.parametrize(
+    "form, why",
+    [
+        ("plain pickle", "it was not sealed by ibistatic (no authentication code)"),
+        ("forged seal", "its authentication code does not verify (changed by someone, or damaged)"),
+    ],
+)
 def test_a_planted_pickle_never_runs(tmp_path, form, why):
     from ibistatic.pickles import MAGIC
 
@@ -327,8 +447,14 @@ def test_a_planted_pickle_never_runs(tmp_path, form, why):
     run = ibistatic("build", "--config", str(config_path), cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     assert not proof.exists()
-    assert f"warning: crawl cache {config.cache_dir}/crawl.pickle not used: {why}; every descriptor is read again" in run.stderr.splitlines()
-    assert f"warning: build state {config.cache_dir}/site-state.pickle not used: {why}; this build is a full one" in run.stderr.splitlines()
+    assert (
+        f"warning: crawl cache {config.cache_dir}/crawl.pickle not used: {why}; every descriptor is read again"
+        in run.stderr.splitlines()
+    )
+    assert (
+        f"warning: build state {config.cache_dir}/site-state.pickle not used: {why}; this build is a full one"
+        in run.stderr.splitlines()
+    )
     assert "(full)" in run.stdout and snapshot(config.output) == expected
     # rebuilt and sealed again: the next build uses both
     run = ibistatic("build", "--config", str(config_path), cwd=tmp_path)
@@ -344,8 +470,10 @@ def test_a_cache_others_may_write_is_not_used(tmp_path, state_home):
     state.chmod(0o666)
     report = build_site(config)
     assert report.mode == "full"
-    assert report.warnings[-1] == (f"build state {state} not used: it is not this user's own file, or others may write it; "
-                                   "this build is a full one")
+    assert report.warnings[-1] == (
+        f"build state {state} not used: it is not this user's own file, or others may write it; "
+        "this build is a full one"
+    )
 
 
 def test_a_key_others_may_read_is_not_used(tmp_path, state_home):
@@ -355,7 +483,10 @@ def test_a_key_others_may_read_is_not_used(tmp_path, state_home):
     key.chmod(0o644)
     report = build_site(config)
     assert report.mode == "full"
-    assert f"crawl cache {config.cache_dir}/crawl.pickle not used: the key {key} is not this user's alone (expected mode 0600); every descriptor is read again" in report.warnings
+    assert (
+        f"crawl cache {config.cache_dir}/crawl.pickle not used: the key {key} is not this user's "
+        "alone (expected mode 0600); every descriptor is read again" in report.warnings
+    )
 
 
 def test_a_truncated_cache_is_rebuilt_with_a_warning(tmp_path):
@@ -365,4 +496,7 @@ def test_a_truncated_cache_is_rebuilt_with_a_warning(tmp_path):
     crawl.write_bytes(crawl.read_bytes()[:-100])
     report = build_site(config)
     assert report.mode.startswith("update")  # the state was fine
-    assert f"crawl cache {crawl} not used: its authentication code does not verify (changed by someone, or damaged); every descriptor is read again" in report.warnings
+    assert (
+        f"crawl cache {crawl} not used: its authentication code does not verify (changed by "
+        "someone, or damaged); every descriptor is read again" in report.warnings
+    )

@@ -21,13 +21,17 @@ from ibistatic.errors import ConfigError
 ROOT = Path(__file__).resolve().parent.parent
 REPO = "sid.inpe.br/mtc-m18@80/2009/07.21.13.23"
 CONFIG_KEYS = "one of site-url, archives, output, modifiers, catalog, cache"
-ITEM_KEYS = ("one of state, ibip, content-type, timestamp, target, language, translations, "
-             "next-edition, metadata, formats, dublin-core, transferable")
+ITEM_KEYS = (
+    "one of state, ibip, content-type, timestamp, target, language, translations, "
+    "next-edition, metadata, formats, dublin-core, transferable"
+)
 GOOD = "site-url: https://ibi.example.org/\narchives: [archives/mtc-m16c]\n"
 
 
 def _tables_script():
-    spec = importlib.util.spec_from_file_location("schema_tables", ROOT / "scripts" / "schema_tables.py")
+    spec = importlib.util.spec_from_file_location(
+        "schema_tables", ROOT / "scripts" / "schema_tables.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -59,29 +63,41 @@ SUGGESTIONS = [
 ]
 
 
-@pytest.mark.parametrize("schema, key, meant", SUGGESTIONS, ids=[f"{s.descriptor}-{k}" for s, k, _ in SUGGESTIONS])
+@pytest.mark.parametrize(
+    "schema, key, meant", SUGGESTIONS, ids=[f"{s.descriptor}-{k}" for s, k, _ in SUGGESTIONS]
+)
 def test_suggestion(schema, key, meant):
     assert schema.suggestion(key) == meant
 
 
 def test_item_unknown_key_is_a_warning_that_names_the_likely_key():
-    item, problems = read_item("a", REPO, {"state": "Original", "langauge": "en"}, ("r.pdf",), "2020-01-01T00:00:00Z")
+    item, problems = read_item(
+        "a", REPO, {"state": "Original", "langauge": "en"}, ("r.pdf",), "2020-01-01T00:00:00Z"
+    )
     assert item is not None and item.language is None
     assert [str(p) for p in problems] == [
-        f"warning: a: {REPO}/item.yaml: langauge: an unknown key; expected {ITEM_KEYS}; did you mean language?"]
+        f"warning: a: {REPO}/item.yaml: langauge: an unknown key; expected {ITEM_KEYS}; did you mean language?"
+    ]
 
 
 def test_archive_unknown_key_with_underscore_is_a_warning_that_names_the_key():
-    raw = {"address": "x.org", "service-ibi": "sid.inpe.br/mtc-m18@80/2008/03.17.15.17", "file_url": "https://x.org/{path}"}
+    raw = {
+        "address": "x.org",
+        "service-ibi": "sid.inpe.br/mtc-m18@80/2008/03.17.15.17",
+        "file_url": "https://x.org/{path}",
+    }
     info, problems = read_archive_info("a", raw)
     assert info is not None and info.file_url == "http://{address}/col/{repository}/doc/{path}"
     assert [str(p) for p in problems] == [
         "warning: a: archive.yaml: file_url: an unknown key; expected one of address, service-ibi, service-ibip, "
-        "platform-software-ibi, file-url, file-list-url, relations, pair-list-charset, deposit-host, deposit-ip, deposit-port, "
-        "deposit-granularity; did you mean file-url?"]
+        "platform-software-ibi, file-url, file-list-url, relations, pair-list-charset, "
+        "deposit-host, deposit-ip, deposit-port, "
+        "deposit-granularity; did you mean file-url?"
+    ]
 
 
 # --- ibistatic.yaml: unknown keys are errors, every problem reported --------------------------
+
 
 def _config(tmp_path: Path, text: str) -> Path:
     (tmp_path / "archives" / "mtc-m16c").mkdir(parents=True, exist_ok=True)
@@ -90,12 +106,15 @@ def _config(tmp_path: Path, text: str) -> Path:
     return path
 
 
-@pytest.mark.parametrize("key, value, meant", [
-    ("outptu", "x", "; did you mean output?"),
-    ("modifier", "all", "; did you mean modifiers?"),
-    ("redirect-files", "[nginx]", ""),
-    ("colour", "blue", ""),
-])
+@pytest.mark.parametrize(
+    "key, value, meant",
+    [
+        ("outptu", "x", "; did you mean output?"),
+        ("modifier", "all", "; did you mean modifiers?"),
+        ("redirect-files", "[nginx]", ""),
+        ("colour", "blue", ""),
+    ],
+)
 def test_config_unknown_key_is_an_error(tmp_path, key, value, meant):
     path = _config(tmp_path, GOOD + f"{key}: {value}\n")
     with pytest.raises(ConfigError) as raised:
@@ -106,7 +125,10 @@ def test_config_unknown_key_is_an_error(tmp_path, key, value, meant):
 
 def test_config_reports_every_problem_unknown_keys_first(tmp_path, capsys, monkeypatch):
     """The example of docs/configuration.md, as the command line prints it."""
-    _config(tmp_path, "site_url: https://ibi.example.org/\narchives: [archives/mtc-m16c]\ncatalog: 'yes'\n")
+    _config(
+        tmp_path,
+        "site_url: https://ibi.example.org/\narchives: [archives/mtc-m16c]\ncatalog: 'yes'\n",
+    )
     monkeypatch.chdir(tmp_path)
     assert main(["build", "--config", "ibistatic.yaml"]) == 2
     printed = capsys.readouterr().err.splitlines()
@@ -130,7 +152,12 @@ def test_config_unknown_key_with_a_newline_is_one_escaped_line(tmp_path):
 
 def test_config_key_without_value_counts_as_absent(tmp_path):
     config = load_config(_config(tmp_path, GOOD + "output:\nmodifiers:\ncatalog:\ncache:\n"))
-    assert (config.output, config.modifiers, config.catalog, config.cache) == (tmp_path / "site", "default", False, None)
+    assert (config.output, config.modifiers, config.catalog, config.cache) == (
+        tmp_path / "site",
+        "default",
+        False,
+        None,
+    )
 
 
 def test_config_output_option_is_checked_like_the_key(tmp_path):
@@ -145,11 +172,15 @@ def test_config_output_option_is_checked_like_the_key(tmp_path):
 
 # --- one declaration per field: the models are filled from the schemas ----------------------
 
-@pytest.mark.parametrize("schema, model, not_declared", [
-    (CONFIG_SCHEMA, SiteConfig, {"path"}),
-    (ARCHIVE_SCHEMA, ArchiveInfo, {"name"}),
-    (ITEM_SCHEMA, Item, {"archive", "repository", "files"}),
-])
+
+@pytest.mark.parametrize(
+    "schema, model, not_declared",
+    [
+        (CONFIG_SCHEMA, SiteConfig, {"path"}),
+        (ARCHIVE_SCHEMA, ArchiveInfo, {"name"}),
+        (ITEM_SCHEMA, Item, {"archive", "repository", "files"}),
+    ],
+)
 def test_every_field_of_the_model_is_declared_once(schema, model, not_declared):
     read = [field.name for field in schema.fields if field.read is not None]
     assert len(set(schema.keys)) == len(schema.keys)
@@ -158,19 +189,28 @@ def test_every_field_of_the_model_is_declared_once(schema, model, not_declared):
 
 def test_only_the_deposit_keys_are_left_to_another_command():
     assert [f.key for f in ARCHIVE_SCHEMA.fields if f.read is None] == [
-        "deposit-host", "deposit-ip", "deposit-port", "deposit-granularity"]
+        "deposit-host",
+        "deposit-ip",
+        "deposit-port",
+        "deposit-granularity",
+    ]
     assert all(f.read is not None for f in CONFIG_SCHEMA.fields + ITEM_SCHEMA.fields)
 
 
-@pytest.mark.parametrize("schema", [CONFIG_SCHEMA, ARCHIVE_SCHEMA, ITEM_SCHEMA], ids=lambda s: s.descriptor)
+@pytest.mark.parametrize(
+    "schema", [CONFIG_SCHEMA, ARCHIVE_SCHEMA, ITEM_SCHEMA], ids=lambda s: s.descriptor
+)
 def test_every_field_is_documented(schema):
     for field in schema.fields:
         assert field.meaning, field.key
-        assert field.required == (field.default == ""), field.key  # required, or a documented default
+        assert field.required == (field.default == ""), (
+            field.key
+        )  # required, or a documented default
         assert not field.required or field.expected, field.key
 
 
 # --- the documentation's tables are the schemas ----------------------------------------------
+
 
 def test_docs_tables_are_made_from_the_schemas():
     script = _tables_script()
@@ -195,10 +235,14 @@ def test_a_stale_table_is_found_and_rewritten(tmp_path, monkeypatch):
     script = _tables_script()
     page = tmp_path / "configuration.md"
     shutil.copy(ROOT / "docs" / "configuration.md", page)
-    page.write_text(page.read_text(encoding="utf-8").replace("| `cache` |", "| `cache-dir` |"), encoding="utf-8")
+    page.write_text(
+        page.read_text(encoding="utf-8").replace("| `cache` |", "| `cache-dir` |"), encoding="utf-8"
+    )
     monkeypatch.setattr(script, "DOCS", (page,))
     monkeypatch.setattr(script, "ROOT", tmp_path)
     assert script.main(["--check"]) == 1
     assert script.main([]) == 0
     assert script.main(["--check"]) == 0
-    assert page.read_text(encoding="utf-8") == (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
+    assert page.read_text(encoding="utf-8") == (ROOT / "docs" / "configuration.md").read_text(
+        encoding="utf-8"
+    )

@@ -41,14 +41,19 @@ class Listing:
 
     @property
     def urlkey(self) -> str:
-        return next((line.split(" ", 1)[1] for line in self.lines if line.startswith("urlkey ")), "1111111111")
+        return next(
+            (line.split(" ", 1)[1] for line in self.lines if line.startswith("urlkey ")),
+            "1111111111",
+        )
 
 
 def read_listing(path: Path) -> Listing:
     head, _, body = path.read_text(encoding="utf-8").partition("\n\n")
     settings = [line for line in head.splitlines() if not line.startswith("#")]
     request = next(line[4:] for line in settings if line.startswith("GET "))
-    charset = next((line.split(" ", 1)[1] for line in settings if line.startswith("charset ")), "utf-8")
+    charset = next(
+        (line.split(" ", 1)[1] for line in settings if line.startswith("charset ")), "utf-8"
+    )
     return Listing(request, "unfiltered" in settings, tuple(body.splitlines()), charset)
 
 
@@ -65,7 +70,10 @@ class KeySource:
 def servers(sample_index):
     """Two servers over the sample: filtering (the default) and not (Example 7.2)."""
     keys = KeySource()
-    started = {filtered: make_server(sample_index, port=0, urlkey=keys, filtered=filtered) for filtered in (True, False)}
+    started = {
+        filtered: make_server(sample_index, port=0, urlkey=keys, filtered=filtered)
+        for filtered in (True, False)
+    }
     for server in started.values():
         threading.Thread(target=server.serve_forever, daemon=True).start()
     yield keys, started
@@ -100,7 +108,14 @@ LISTINGS = sorted(GOLDEN.glob("*.txt"))
 
 def test_every_listing_of_the_report_is_here():
     names = {path.stem for path in LISTINGS}
-    assert names == {"example_4_2", "example_7_2", "example_7_3", "section_8_1", "section_8_2_first", "section_8_2_second"}
+    assert names == {
+        "example_4_2",
+        "example_7_2",
+        "example_7_3",
+        "section_8_1",
+        "section_8_2_first",
+        "section_8_2_second",
+    }
 
 
 @pytest.mark.parametrize("path", LISTINGS, ids=lambda p: p.stem)
@@ -120,12 +135,15 @@ def test_section_8_2_first_answer_has_no_urlkey(answer):
     assert "urlkey" not in names and "ibi.nextedition" in names
 
 
-@pytest.mark.parametrize("text, position, expected", [
-    ("a b\nc d", 3, "one SP or CRLF, or end of pair list"),
-    ("a b\r\n", 5, "a pair after the separator (nothing may follow the last pair)"),
-    ("a b\r\n\r\nc d", 5, "a pair name"),
-    ("a b \r\nc d", 4, "a pair name"),
-])
+@pytest.mark.parametrize(
+    "text, position, expected",
+    [
+        ("a b\nc d", 3, "one SP or CRLF, or end of pair list"),
+        ("a b\r\n", 5, "a pair after the separator (nothing may follow the last pair)"),
+        ("a b\r\n\r\nc d", 5, "a pair name"),
+        ("a b \r\nc d", 4, "a pair name"),
+    ],
+)
 def test_strict_reader_refuses_what_table_4_2_does_not_allow(text, position, expected):
     with pytest.raises(IbiSyntaxError) as caught:
         parse_pairs(text, strict=True)
@@ -138,27 +156,48 @@ def test_strict_reader_refuses_what_table_4_2_does_not_allow(text, position, exp
 
 
 def test_unknown_ibi_is_zero_bytes(answer):
-    listing = Listing(M16C_SERVICE + "?servicesubject=urlRequest&parsedibiurl.ibi=8JMKD3MGP8W/3333333", False, ())
+    listing = Listing(
+        M16C_SERVICE + "?servicesubject=urlRequest&parsedibiurl.ibi=8JMKD3MGP8W/3333333", False, ()
+    )
     assert answer(listing) == (200, "text/plain; charset=us-ascii", b"")
 
 
-@pytest.mark.parametrize("query", [
-    "servicesubject=urlRequest&clientinformation.ipaddress=127.0.0.1",
-    "servicesubject=urlRequest&parsedibiurl.ibi=",
-    "servicesubject=urlRequest&parsedibiurl.ibi=8JMKD3MGP8W/35MMEIE",
-    "servicesubject=urlRequest&parsedibiurl.ibi=not-an-ibi",
-])
+@pytest.mark.parametrize(
+    "query",
+    [
+        "servicesubject=urlRequest&clientinformation.ipaddress=127.0.0.1",
+        "servicesubject=urlRequest&parsedibiurl.ibi=",
+        "servicesubject=urlRequest&parsedibiurl.ibi=8JMKD3MGP8W/35MMEIE",
+        "servicesubject=urlRequest&parsedibiurl.ibi=not-an-ibi",
+    ],
+)
 def test_url_request_without_a_parsable_ibi_is_the_empty_answer(answer, query):
-    assert answer(Listing(M16C_SERVICE + "?" + query, False, ())) == (200, "text/plain; charset=us-ascii", b"")
+    assert answer(Listing(M16C_SERVICE + "?" + query, False, ())) == (
+        200,
+        "text/plain; charset=us-ascii",
+        b"",
+    )
 
 
-@pytest.mark.parametrize("query, message", [
-    ("servicesubject=urlRequest&parsedibiurl.ibi=%zz", "expected '%' followed by two hexadecimal digits at character 44"),
-    ("servicesubject=urlRequest&parsedibiurl.ibi", "expected '='"),
-    ("servicesubject=urlRequest&&parsedibiurl.ibi=8JMKD3MGP8W/35MMLL8", "expected a pair name"),
-    ("servicesubject=urlRequest&parsedibiurl.ibi=8JMKD3MGP8W/35MMLL8&parsedibiurl.verblist=GetNothing", "verb"),
-    ("servicesubject=x", "servicesubject 'x': expected inclusionConfirmationRequest, urlRequest or acknowledgment"),
-])
+@pytest.mark.parametrize(
+    "query, message",
+    [
+        (
+            "servicesubject=urlRequest&parsedibiurl.ibi=%zz",
+            "expected '%' followed by two hexadecimal digits at character 44",
+        ),
+        ("servicesubject=urlRequest&parsedibiurl.ibi", "expected '='"),
+        ("servicesubject=urlRequest&&parsedibiurl.ibi=8JMKD3MGP8W/35MMLL8", "expected a pair name"),
+        (
+            "servicesubject=urlRequest&parsedibiurl.ibi=8JMKD3MGP8W/35MMLL8&parsedibiurl.verblist=GetNothing",
+            "verb",
+        ),
+        (
+            "servicesubject=x",
+            "servicesubject 'x': expected inclusionConfirmationRequest, urlRequest or acknowledgment",
+        ),
+    ],
+)
 def test_malformed_service_request_is_400_with_a_message(answer, query, message):
     status, content_type, body = answer(Listing(M16C_SERVICE + "?" + query, False, ()))
     assert (status, content_type) == (400, "text/plain; charset=us-ascii")
@@ -168,15 +207,23 @@ def test_malformed_service_request_is_400_with_a_message(answer, query, message)
 
 
 def test_other_subjects_end_without_a_line_break(answer):
-    for query, expected in (("servicesubject=inclusionConfirmationRequest", b"confirmation yes"),
-                            ("servicesubject=acknowledgment&ibi=x", b"notice {acknowledgment received}")):
+    for query, expected in (
+        ("servicesubject=inclusionConfirmationRequest", b"confirmation yes"),
+        ("servicesubject=acknowledgment&ibi=x", b"notice {acknowledgment received}"),
+    ):
         assert answer(Listing(M16C_SERVICE + "?" + query, False, ()))[2] == expected
 
 
-@pytest.mark.parametrize("filepath, url", [
-    ("/reference.bib", "http://mtc-m16d.sid.inpe.br/col/iconet.com.br/banon/2009/09.09.22.01/doc/reference.bib"),
-    ("//reference.bib", None),  # not a path-absolute file of the item: as the resolver reads it
-])
+@pytest.mark.parametrize(
+    "filepath, url",
+    [
+        (
+            "/reference.bib",
+            "http://mtc-m16d.sid.inpe.br/col/iconet.com.br/banon/2009/09.09.22.01/doc/reference.bib",
+        ),
+        ("//reference.bib", None),  # not a path-absolute file of the item: as the resolver reads it
+    ],
+)
 def test_file_path_of_a_url_request(answer, filepath, url):
     query = f"servicesubject=urlRequest&parsedibiurl.ibi=LK47B6W/362SFKH&parsedibiurl.filepath={filepath}"
     body = answer(Listing("/sid.inpe.br/mtc-m19@80/2009/08.21.17.02?" + query, False, ()))[2]
@@ -195,8 +242,20 @@ def test_a_real_serve_process_answers_example_7_2_unfiltered(sample_index):
     root = Path(__file__).resolve().parent.parent
     env = {**os.environ, "PYTHONPATH": str(root) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     process = subprocess.Popen(
-        [sys.executable, "-m", "ibistatic", "serve", "--index", str(sample_index), "--port", "0", "--no-filter"],
-        stderr=subprocess.PIPE, text=True, env=env,
+        [
+            sys.executable,
+            "-m",
+            "ibistatic",
+            "serve",
+            "--index",
+            str(sample_index),
+            "--port",
+            "0",
+            "--no-filter",
+        ],
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
     )
     try:
         port = int(re.search(r"http://127\.0\.0\.1:(\d+)/", process.stderr.readline()).group(1))
@@ -212,14 +271,27 @@ def test_a_real_serve_process_answers_example_7_2_unfiltered(sample_index):
     assert len(parse_pairs(body.decode("ascii"), strict=True)) == len(listing.lines)
 
 
-@pytest.mark.parametrize("verbs, name, url", [
-    # departure from CRIARPARURL's letter: a verb list without GetFileList keeps the path
-    ("GetLastEdition", "url.lastedition", "http://mtc-m16d.sid.inpe.br/col/iconet.com.br/banon/2009/09.09.22.01/doc/reference.bib"),
-    # "deve prevalecer a segunda (parsedibiurl.verblist)": GetFileList wins over the path
-    ("GetFileList", "url", "https://ibi.example.org/files/iconet.com.br/banon/2009/09.09.22.01/"),
-])
+@pytest.mark.parametrize(
+    "verbs, name, url",
+    [
+        # departure from CRIARPARURL's letter: a verb list without GetFileList keeps the path
+        (
+            "GetLastEdition",
+            "url.lastedition",
+            "http://mtc-m16d.sid.inpe.br/col/iconet.com.br/banon/2009/09.09.22.01/doc/reference.bib",
+        ),
+        # "deve prevalecer a segunda (parsedibiurl.verblist)": GetFileList wins over the path
+        (
+            "GetFileList",
+            "url",
+            "https://ibi.example.org/files/iconet.com.br/banon/2009/09.09.22.01/",
+        ),
+    ],
+)
 def test_file_path_with_a_verb_list(answer, verbs, name, url):
-    query = ("servicesubject=urlRequest&parsedibiurl.ibi=LK47B6W/362SFKH"
-             f"&parsedibiurl.filepath=/reference.bib&parsedibiurl.verblist={verbs}")
+    query = (
+        "servicesubject=urlRequest&parsedibiurl.ibi=LK47B6W/362SFKH"
+        f"&parsedibiurl.filepath=/reference.bib&parsedibiurl.verblist={verbs}"
+    )
     body = answer(Listing("/sid.inpe.br/mtc-m19@80/2009/08.21.17.02?" + query, False, ()))[2]
     assert dict(parse_pairs(body.decode("ascii"), strict=True))[name] == url

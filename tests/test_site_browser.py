@@ -37,7 +37,9 @@ from site_helpers import (
 
 pytestmark = [
     pytest.mark.browser,
-    pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium is not installed (scripts/test.sh installs it)"),
+    pytest.mark.skipif(
+        CHROMIUM is None, reason="headless Chromium is not installed (scripts/test.sh installs it)"
+    ),
 ]
 
 #: emitted as pages: the defaults and "+" (so that "+" is tested both ways)
@@ -56,7 +58,11 @@ CASES = [
     ("LK47B6W/362SFKH", EN, "Example 7.9: @relatorio.pdf"),
     ("sid.inpe.br/mtc-m18@80/2009/07.21.13.23", EN, "repository-name form with @80"),
     ("iconet.com.br/banon/2009/09.09.22.01:", EN, "inline Dublin Core: the site's metadata page"),
-    ("iconet.com.br/banon/2009/09.09.22.01:(oai_dc)", EN, "inline Dublin Core: the site's oai_dc record"),
+    (
+        "iconet.com.br/banon/2009/09.09.22.01:(oai_dc)",
+        EN,
+        "inline Dublin Core: the site's oai_dc record",
+    ),
     ("sid.inpe.br/mtc-m19/2014/01.02.17.23.57", EN, "hostile title and file name"),
     ("8JMKD3MGP7W/3EPGUE5+", PT, "+ page negotiated: Portuguese"),
     ("8JMKD3MGP7W/3EPGUE5+", EN, "+ page negotiated: English"),
@@ -64,8 +70,16 @@ CASES = [
     ("8JMKD3MGP8W/35MME4E+", "fr", "+ page negotiated: no match, the item itself"),
     ("sid.inpe.br/mtc-m19/2011/05.10.18.31", EN, "deleted item: alert page"),
     ("8JMKD3MGP8W/35MME4E/", EN, "trailing slash"),
-    ("8JMKD3MGP8W/35MME4E/index.html", EN, "the page's own file name asks for a file the item lacks"),
-    ("sid.inpe.br/mtc-m18@80/2008/03.17.15.17/index.html", EN, "the archive service's own index.html"),
+    (
+        "8JMKD3MGP8W/35MME4E/index.html",
+        EN,
+        "the page's own file name asks for a file the item lacks",
+    ),
+    (
+        "sid.inpe.br/mtc-m18@80/2008/03.17.15.17/index.html",
+        EN,
+        "the archive service's own index.html",
+    ),
     # answered by 404.html in the browser
     ("8jmkd3mgp8w/35mme4e", EN, "lower-case IBIp"),
     ("SID.INPE.BR/MTC-M18@80/2009/07.21.13.23", EN, "upper-case repository name"),
@@ -78,13 +92,25 @@ CASES = [
     ("8jmkd3mgp7w/3epgue5+", PT, "+ negotiated by 404.html: Portuguese"),
     ("8JMKD3MGP7W/3EPGUE5!+:+", PT, "four steps"),
     ("LK47B6W/362SFKH/reference.bib", EN, "Example 7.11: a file path"),
-    ("LK47B6W/362SFKH/Relat%C3%B3rio%20t%C3%A9cnico.txt", EN, "file path with a space and non-ASCII"),
+    (
+        "LK47B6W/362SFKH/Relat%C3%B3rio%20t%C3%A9cnico.txt",
+        EN,
+        "file path with a space and non-ASCII",
+    ),
     ("LK47B6W/362SFKH/figuras/mapa%201.svg", EN, "file in a subfolder"),
     ("LK47B6W/362SFKH?ibiurl.verblist=GetFileList", EN, "Example 7.12 on a written page"),
     ("lk47b6w/362sfkh?ibiurl.verblist=GetFileList", EN, "Example 7.12 through 404.html"),
-    ("8JMKD3MGP8W/35MMLL8?ibiurl.verblist=GetLastEdition+GetMetadata(oai_dc)", EN, "verb list = !:(oai_dc)"),
+    (
+        "8JMKD3MGP8W/35MMLL8?ibiurl.verblist=GetLastEdition+GetMetadata(oai_dc)",
+        EN,
+        "verb list = !:(oai_dc)",
+    ),
     ("8JMKD3MGP8W/35MME4E?ibiurl.requireditemstatus=Original", EN, "the original, not the copy"),
-    ("LK47B6W/362SFKH+?ibiurl.requireditemstatus=Original&ibiurl.verblist=GetMetadata", PT, "Example 6.8"),
+    (
+        "LK47B6W/362SFKH+?ibiurl.requireditemstatus=Original&ibiurl.verblist=GetMetadata",
+        PT,
+        "Example 6.8",
+    ),
     ("8JMKD3MGP8W/35MME4E?utm_source=x", EN, "a query that is not the resolver's business"),
     ("sid.inpe.br/mtc-m19/2011/05.10.18.31!", EN, "deleted item through 404.html"),
     ("8JMKD3MGP8W/22222", EN, "unknown IBI"),
@@ -156,7 +182,14 @@ def _where(dom: str):
 def _load_all(servers, urls_and_languages):
     site, landing = servers
     with ThreadPoolExecutor(max_workers=2) as pool:
-        return list(pool.map(lambda case: chromium_dom(case[0], site.port, landing.port, accept_language=case[1]), urls_and_languages))
+        return list(
+            pool.map(
+                lambda case: chromium_dom(
+                    case[0], site.port, landing.port, accept_language=case[1]
+                ),
+                urls_and_languages,
+            )
+        )
 
 
 def test_chromium_ends_where_the_resolver_says(sample_site, servers):
@@ -167,19 +200,34 @@ def test_chromium_ends_where_the_resolver_says(sample_site, servers):
     for (path, languages, why), dom in zip(CASES, doms):
         kind, value = _expected(sample_site, path, languages)
         where = _where(dom)
-        if where == ("site", None):  # the page's script had not finished (a loaded machine): once more, with time
-            where = _where(chromium_dom(SITE_URL + path, site_server.port, landing.port, accept_language=languages, budget_ms=20000))
+        if where == (
+            "site",
+            None,
+        ):  # the page's script had not finished (a loaded machine): once more, with time
+            where = _where(
+                chromium_dom(
+                    SITE_URL + path,
+                    site_server.port,
+                    landing.port,
+                    accept_language=languages,
+                    budget_ms=20000,
+                )
+            )
         if kind == "alert":
             ok = where == ("alert", value)
         elif urlsplit(value).hostname == "ibi.example.org":
-            site_path = value[len(SITE_URL) - 1:]
+            site_path = value[len(SITE_URL) - 1 :]
             asked = [r.path for r in site_server.log.snapshot()]
-            ok = site_path in asked and (where == ("site", value) or (where[0] == "xml" and value.endswith(".xml")))
+            ok = site_path in asked and (
+                where == ("site", value) or (where[0] == "xml" and value.endswith(".xml"))
+            )
         else:
             expected_urls.add(value)
             ok = where == ("landed", value)
         if not ok:
-            failures.append(f"{path} [{languages}] ({why}): expected {kind} {value}, browser: {where}")
+            failures.append(
+                f"{path} [{languages}] ({why}): expected {kind} {value}, browser: {where}"
+            )
     assert not failures, "\n".join(failures)
     # Nothing but the expected URLs reached any other host.
     assert {r.url for r in foreign(landing.log.snapshot())} <= expected_urls
@@ -195,7 +243,10 @@ def test_the_languages_reach_the_resolver_as_accept_language(servers):
 def test_a_fragment_is_kept(servers):
     site, landing = servers
     dom = chromium_dom(SITE_URL + "8jmkd3mgp8w/35mme4e#page=2", site.port, landing.port)
-    assert 'id="href">http://mtc-m16c.sid.inpe.br/col/sid.inpe.br/mtc-m18@80/2009/07.21.13.23/doc/CCSDS%20643.0-B-1.pdf#page=2<' in dom
+    assert (
+        'id="href">http://mtc-m16c.sid.inpe.br/col/sid.inpe.br/mtc-m18@80/2009/07.21.13.23/doc/CCSDS%20643.0-B-1.pdf#page=2<'
+        in dom
+    )
 
 
 def test_the_not_found_page_explains_and_offers_a_search(servers):
@@ -226,18 +277,39 @@ def test_crafted_urls_never_leave_the_index(sample_site, servers):
 
 
 def _requests(site: Path) -> list[tuple[str, list[str]]]:
-    keys = sorted({key for shard in (site / "index" / "shards").glob("*.json") for key in json.loads(shard.read_text("utf-8"))})
+    keys = sorted(
+        {
+            key
+            for shard in (site / "index" / "shards").glob("*.json")
+            for key in json.loads(shard.read_text("utf-8"))
+        }
+    )
     modifiers = [modifier_text(r) for r in compositions(["en", "pt", "pt-BR", "es"], ["oai_dc"])]
     extras = [
-        "/reference.bib", "/Relat%C3%B3rio%20t%C3%A9cnico.txt", "/figuras/mapa%201.svg", "/@relatorio.pdf", "/missing",
-        "?ibiurl.verblist=GetFileList", "?ibiurl.requireditemstatus=Original", "!:(oai_dc)/reference.bib",
-        "?ibiurl.verblist=GetLastEdition+GetMetadata(oai_dc)", "+?ibiurl.requireditemstatus=Original&ibiurl.verblist=GetMetadata",
-        "?ibiurl.verblist=GetFileList+GetTranslation", "/..%2Fx", "?ibiurl.verblist=x", "+(zz)", "+(pt-br)", "?a", "/%ZZ",
+        "/reference.bib",
+        "/Relat%C3%B3rio%20t%C3%A9cnico.txt",
+        "/figuras/mapa%201.svg",
+        "/@relatorio.pdf",
+        "/missing",
+        "?ibiurl.verblist=GetFileList",
+        "?ibiurl.requireditemstatus=Original",
+        "!:(oai_dc)/reference.bib",
+        "?ibiurl.verblist=GetLastEdition+GetMetadata(oai_dc)",
+        "+?ibiurl.requireditemstatus=Original&ibiurl.verblist=GetMetadata",
+        "?ibiurl.verblist=GetFileList+GetTranslation",
+        "/..%2Fx",
+        "?ibiurl.verblist=x",
+        "+(zz)",
+        "+(pt-br)",
+        "?a",
+        "/%ZZ",
     ]
     requests = []
     for key in keys:
         for form in dict.fromkeys((key, key.swapcase())):
-            requests += [(form + m, ["pt-BR", "pt"] if n % 2 else ["en"]) for n, m in enumerate(modifiers)]
+            requests += [
+                (form + m, ["pt-BR", "pt"] if n % 2 else ["en"]) for n, m in enumerate(modifiers)
+            ]
             requests += [(form + e, []) for e in extras]
     return requests + [("", []), ("javascript:alert(1)", []), ("/evil.example/", []), ("X/Y", [])]
 
@@ -285,14 +357,18 @@ HARNESS = """<!DOCTYPE html><html><head><meta charset="utf-8"><link rel="icon" h
 """
 
 
-def _browser_answers(site_dir: Path, site: SiteServer, landing: LandingServer, requests) -> list[dict]:
+def _browser_answers(
+    site_dir: Path, site: SiteServer, landing: LandingServer, requests
+) -> list[dict]:
     """What resolve.js answers for each (request, languages), in one page of Chromium."""
     import html
 
-    (site_dir / "harness.html").write_text(HARNESS.format(cases=script_json(requests)), encoding="utf-8")
+    (site_dir / "harness.html").write_text(
+        HARNESS.format(cases=script_json(requests)), encoding="utf-8"
+    )
     dom = chromium_dom(SITE_URL + "harness.html", site.port, landing.port, budget_ms=60000)
     start = dom.index('<pre id="results">') + len('<pre id="results">')
-    return json.loads(html.unescape(dom[start:dom.index("</pre>", start)]))
+    return json.loads(html.unescape(dom[start : dom.index("</pre>", start)]))
 
 
 def _differences(site_dir: Path, requests, results) -> list:
@@ -313,7 +389,10 @@ def test_the_javascript_resolver_agrees_with_python(sample_site, servers):
     assert _differences(sample_site, requests, results)[:10] == []
     # Every file fetched was one of the index's shards (records or precomputed answers).
     asked = {r.path for r in site.log.snapshot() if r.path.startswith("/index/")}
-    assert all(p == "/index/manifest.json" or p.startswith(("/index/shards/", "/index/answers/")) for p in asked)
+    assert all(
+        p == "/index/manifest.json" or p.startswith(("/index/shards/", "/index/answers/"))
+        for p in asked
+    )
 
 
 @pytest.fixture(scope="module")
@@ -321,8 +400,12 @@ def troubled_site(tmp_path_factory) -> Path:
     """Conflicts, loops, copies without an original, a declared relation subset."""
     root = tmp_path_factory.mktemp("troubled")
     a = write_archive(root / "a", "a.example.org", "example.org/service/2020/01.01.00.00")
-    b = write_archive(root / "b", "b.example.org", "example.org/service/2020/01.01.00.01",
-                      relations=["", ".metadata", ".metadata(oai_dc)", ".translation(pt)", ".lastedition"])
+    b = write_archive(
+        root / "b",
+        "b.example.org",
+        "example.org/service/2020/01.01.00.01",
+        relations=["", ".metadata", ".metadata(oai_dc)", ".translation(pt)", ".lastedition"],
+    )
     rep = "example.org/rep/2020/01.02.03."
     for archive in (a, b):
         write_item(archive, rep + "04", state="Original")  # conflict
@@ -331,20 +414,71 @@ def troubled_site(tmp_path_factory) -> Path:
     write_item(b, rep + "07", state="Copy", ibip="8JMKD3MGP8W/35AAAAA")  # no original anywhere
     write_item(a, rep + "08", state="Deleted", files={})
     write_item(b, rep + "08", state="Copy")  # deleted here, a copy there
-    write_item(a, rep + "09", state="Original", language="en", translations={"pt": rep + "10"}, metadata=rep + "11", next_edition=rep + "12")
-    write_item(b, rep + "09", state="Copy", language="en", translations={"pt": rep + "10"}, metadata=rep + "11", next_edition=rep + "12")
+    write_item(
+        a,
+        rep + "09",
+        state="Original",
+        language="en",
+        translations={"pt": rep + "10"},
+        metadata=rep + "11",
+        next_edition=rep + "12",
+    )
+    write_item(
+        b,
+        rep + "09",
+        state="Copy",
+        language="en",
+        translations={"pt": rep + "10"},
+        metadata=rep + "11",
+        next_edition=rep + "12",
+    )
     write_item(a, rep + "10", state="Original", language="pt", translations={"en": rep + "09"})
-    write_item(b, rep + "11", state="Original", content_type="Metadata", files={"m.html": "m", "dc.xml": "<x/>"}, target="m.html", formats={"oai_dc": "dc.xml"})
-    write_item(b, rep + "12", state="Original", language="en", dublin_core={"title": "twelve"}, translations={"pt-BR": rep + "13"})
-    write_item(a, rep + "13", state="Original", language="pt-BR", translations={"en": rep + "12"}, next_edition=rep + "13.5")
+    write_item(
+        b,
+        rep + "11",
+        state="Original",
+        content_type="Metadata",
+        files={"m.html": "m", "dc.xml": "<x/>"},
+        target="m.html",
+        formats={"oai_dc": "dc.xml"},
+    )
+    write_item(
+        b,
+        rep + "12",
+        state="Original",
+        language="en",
+        dublin_core={"title": "twelve"},
+        translations={"pt-BR": rep + "13"},
+    )
+    write_item(
+        a,
+        rep + "13",
+        state="Original",
+        language="pt-BR",
+        translations={"en": rep + "12"},
+        next_edition=rep + "13.5",
+    )
     return build(root / "build", archives=[a, b])
 
 
 def test_the_javascript_resolver_agrees_with_python_when_archives_disagree(troubled_site):
     modifiers = [modifier_text(r) for r in compositions(["en", "pt", "pt-BR"], ["oai_dc"])]
-    keys = [f"example.org/rep/2020/01.02.03.{n:02d}" for n in range(4, 15)] + ["8JMKD3MGP8W/35AAAAA", "8jmkd3mgp8w/35aaaaa"]
-    extras = ["?ibiurl.requireditemstatus=Original", "!?ibiurl.requireditemstatus=Original", "/document.txt", "?ibiurl.verblist=GetFileList"]
-    requests = [(k + m, langs) for k in keys for m in modifiers + extras for langs in (["pt-BR", "pt"], ["en"])]
+    keys = [f"example.org/rep/2020/01.02.03.{n:02d}" for n in range(4, 15)] + [
+        "8JMKD3MGP8W/35AAAAA",
+        "8jmkd3mgp8w/35aaaaa",
+    ]
+    extras = [
+        "?ibiurl.requireditemstatus=Original",
+        "!?ibiurl.requireditemstatus=Original",
+        "/document.txt",
+        "?ibiurl.verblist=GetFileList",
+    ]
+    requests = [
+        (k + m, langs)
+        for k in keys
+        for m in modifiers + extras
+        for langs in (["pt-BR", "pt"], ["en"])
+    ]
     site, landing = SiteServer(troubled_site), LandingServer()
     with site.running(), landing.running():
         results = _browser_answers(troubled_site, site, landing, requests)
@@ -357,15 +491,26 @@ def test_the_javascript_resolver_agrees_with_python_when_archives_disagree(troub
 # Hostile names: escaped everywhere, and the redirect still lands right
 
 HOSTILE_TITLE = 'Quote "><script>alert(1)</script> & </script><!-- \u2028 end'
-HOSTILE_FILE = '"><script>alert(2)</script>.txt'  # a folder '"><script>alert(2)<' holding 'script>.txt'
+HOSTILE_FILE = (
+    '"><script>alert(2)</script>.txt'  # a folder '"><script>alert(2)<' holding 'script>.txt'
+)
 
 
 @pytest.fixture(scope="module")
 def hostile_site(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("hostile")
-    archive = write_archive(root / "evil-archive", "files.example.org", "example.org/service/2020/01.01.00.00")
-    write_item(archive, "example.org/rep/2020/01.02.03.04", {HOSTILE_FILE: "x\n"}, state="Original",
-               ibip="8JMKD3MGP8W/35ABCDE", dublin_core={"title": HOSTILE_TITLE}, language="en")
+    archive = write_archive(
+        root / "evil-archive", "files.example.org", "example.org/service/2020/01.01.00.00"
+    )
+    write_item(
+        archive,
+        "example.org/rep/2020/01.02.03.04",
+        {HOSTILE_FILE: "x\n"},
+        state="Original",
+        ibip="8JMKD3MGP8W/35ABCDE",
+        dublin_core={"title": HOSTILE_TITLE},
+        language="en",
+    )
     return build(root / "build", archives=[archive], modifiers="all")
 
 
@@ -374,7 +519,14 @@ def test_hostile_names_redirect_to_the_right_url(hostile_site):
     assert "%22%3E%3Cscript%3Ealert(2)%3C/script%3E.txt" in expected
     site, landing = SiteServer(hostile_site), LandingServer()
     with site.running(), landing.running():
-        cases = [(SITE_URL + p, EN) for p in ("8JMKD3MGP8W/35ABCDE", "example.org/rep/2020/01.02.03.04", "8jmkd3mgp8w/35abcde")]
+        cases = [
+            (SITE_URL + p, EN)
+            for p in (
+                "8JMKD3MGP8W/35ABCDE",
+                "example.org/rep/2020/01.02.03.04",
+                "8jmkd3mgp8w/35abcde",
+            )
+        ]
         doms = _load_all((site, landing), cases)
     for dom in doms:
         assert landed_url(dom) == expected

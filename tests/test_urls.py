@@ -36,39 +36,94 @@ EXAMPLES = [
     ("http://urlib.net/8JMKD3MGP8W/35MME4E", "8JMKD3MGP8W/35MME4E", "", "", "", ()),
     ("http://urlib.net/8JMKD3MGP8W/35MMLL8", "8JMKD3MGP8W/35MMLL8", "", "", "", ()),
     ("http://urlib.net/LK47B6W/362SFKH", "LK47B6W/362SFKH", "", "", "", ()),
-    ("http://urlib.net/iconet.com.br/banon/2009/09.09.22.01", "iconet.com.br/banon/2009/09.09.22.01",
-     "", "", "", ()),
+    (
+        "http://urlib.net/iconet.com.br/banon/2009/09.09.22.01",
+        "iconet.com.br/banon/2009/09.09.22.01",
+        "",
+        "",
+        "",
+        (),
+    ),
     # Example 6.2
     ("http://urlib.net/8JMKD3MGP8W/35MME4E:", "8JMKD3MGP8W/35MME4E", "GetMetadata", "", "", ()),
-    ("http://urlib.net/8JMKD3MGP8W/35MME4E:(oai_dc)", "8JMKD3MGP8W/35MME4E", "GetMetadata(oai_dc)",
-     "", "", ()),
+    (
+        "http://urlib.net/8JMKD3MGP8W/35MME4E:(oai_dc)",
+        "8JMKD3MGP8W/35MME4E",
+        "GetMetadata(oai_dc)",
+        "",
+        "",
+        (),
+    ),
     # Example 6.3
     ("http://urlib.net/8JMKD3MGP8W/35MME4E+", "8JMKD3MGP8W/35MME4E", "GetTranslation", "", "", ()),
-    ("http://urlib.net/8JMKD3MGP8W/35MME4E+(pt)", "8JMKD3MGP8W/35MME4E", "GetTranslation(pt)",
-     "", "", ()),
+    (
+        "http://urlib.net/8JMKD3MGP8W/35MME4E+(pt)",
+        "8JMKD3MGP8W/35MME4E",
+        "GetTranslation(pt)",
+        "",
+        "",
+        (),
+    ),
     # Example 6.4
     ("http://urlib.net/8JMKD3MGP8W/35MMLL8!", "8JMKD3MGP8W/35MMLL8", "GetLastEdition", "", "", ()),
-    ("http://urlib.net/8JMKD3MGP8W/35MMLL8!:(oai_dc)", "8JMKD3MGP8W/35MMLL8",
-     "GetLastEdition GetMetadata(oai_dc)", "", "", ()),
+    (
+        "http://urlib.net/8JMKD3MGP8W/35MMLL8!:(oai_dc)",
+        "8JMKD3MGP8W/35MMLL8",
+        "GetLastEdition GetMetadata(oai_dc)",
+        "",
+        "",
+        (),
+    ),
     # Example 6.5
-    ("http://urlib.net/8JMKD3MGP8W/35MMLL8?ibiurl.verblist=GetLastEdition+GetMetadata(oai_dc)",
-     "8JMKD3MGP8W/35MMLL8", "GetLastEdition GetMetadata(oai_dc)", "", "",
-     (("ibiurl.verblist", "GetLastEdition+GetMetadata(oai_dc)"),)),
+    (
+        "http://urlib.net/8JMKD3MGP8W/35MMLL8?ibiurl.verblist=GetLastEdition+GetMetadata(oai_dc)",
+        "8JMKD3MGP8W/35MMLL8",
+        "GetLastEdition GetMetadata(oai_dc)",
+        "",
+        "",
+        (("ibiurl.verblist", "GetLastEdition+GetMetadata(oai_dc)"),),
+    ),
     # Example 6.6
-    ("http://urlib.net/LK47B6W/362SFKH?ibiurl.verblist=GetFileList", "LK47B6W/362SFKH",
-     "GetFileList", "", "", (("ibiurl.verblist", "GetFileList"),)),
+    (
+        "http://urlib.net/LK47B6W/362SFKH?ibiurl.verblist=GetFileList",
+        "LK47B6W/362SFKH",
+        "GetFileList",
+        "",
+        "",
+        (("ibiurl.verblist", "GetFileList"),),
+    ),
     # Example 6.7
-    ("http://urlib.net/LK47B6W/362SFKH/reference.bib", "LK47B6W/362SFKH", "", "reference.bib", "", ()),
+    (
+        "http://urlib.net/LK47B6W/362SFKH/reference.bib",
+        "LK47B6W/362SFKH",
+        "",
+        "reference.bib",
+        "",
+        (),
+    ),
     # Example 6.8
-    ("http://urlib.net/LK47B6W/362SFKH+?ibiurl.requireditemstatus=Original&ibiurl.verblist=GetMetadata",
-     "LK47B6W/362SFKH", "GetTranslation GetMetadata", "", "Original",
-     (("ibiurl.requireditemstatus", "Original"), ("ibiurl.verblist", "GetMetadata"))),
+    (
+        "http://urlib.net/LK47B6W/362SFKH+?ibiurl.requireditemstatus=Original&ibiurl.verblist=GetMetadata",
+        "LK47B6W/362SFKH",
+        "GetTranslation GetMetadata",
+        "",
+        "Original",
+        (("ibiurl.requireditemstatus", "Original"), ("ibiurl.verblist", "GetMetadata")),
+    ),
     # Example 4.1: a service request has the same shape (the archive service's IBI)
-    ("http://mtc-m16d.sid.inpe.br/sid.inpe.br/mtc-m19@80/2009/08.21.17.02?servicesubject=urlRequest&"
-     "clientinformation.ipaddress=150.163.2.175&parsedibiurl.ibi=8JMKD3MGP7W/3EPGUE5",
-     "sid.inpe.br/mtc-m19@80/2009/08.21.17.02", "", "", "",
-     (("servicesubject", "urlRequest"), ("clientinformation.ipaddress", "150.163.2.175"),
-      ("parsedibiurl.ibi", "8JMKD3MGP7W/3EPGUE5"))),
+    (
+        "http://mtc-m16d.sid.inpe.br/sid.inpe.br/mtc-m19@80/2009/08.21.17.02?servicesubject=urlRequest&"
+        "clientinformation.ipaddress=150.163.2.175&parsedibiurl.ibi=8JMKD3MGP7W/3EPGUE5",
+        "sid.inpe.br/mtc-m19@80/2009/08.21.17.02",
+        "",
+        "",
+        "",
+        (
+            ("servicesubject", "urlRequest"),
+            ("clientinformation.ipaddress", "150.163.2.175"),
+            ("parsedibiurl.ibi", "8JMKD3MGP7W/3EPGUE5"),
+        ),
+    ),
 ]
 
 
@@ -123,8 +178,14 @@ def test_parsed_pairs_file_path_and_proxies():
         ("parsedibiurl.ibi", "LK47B6W/362SFKH"),
     ]
     # on the wire the space is %20; reading keeps escapes of ASCII codes as written
-    assert serialize_pairs(pairs).splitlines()[1] == "parsedibiurl.filepath /doc/Relat%C3%B3rio%20Final.pdf"
-    assert parse_pairs(serialize_pairs(pairs))[1] == ("parsedibiurl.filepath", "/doc/Relatório%20Final.pdf")
+    assert (
+        serialize_pairs(pairs).splitlines()[1]
+        == "parsedibiurl.filepath /doc/Relat%C3%B3rio%20Final.pdf"
+    )
+    assert parse_pairs(serialize_pairs(pairs))[1] == (
+        "parsedibiurl.filepath",
+        "/doc/Relatório%20Final.pdf",
+    )
 
 
 def test_modifier_and_verb_list_together_are_their_union():
@@ -132,7 +193,9 @@ def test_modifier_and_verb_list_together_are_their_union():
         "http://urlib.net/8JMKD3MGP8W/35MMLL8!:(oai_dc)?ibiurl.verblist=GetLastEdition+GetMetadata(oai_dc)+GetFileList"
     )
     assert url.verbs == parse_verb_list("GetLastEdition GetMetadata(oai_dc) GetFileList")
-    url = parse_persistent_url("http://urlib.net/8JMKD3MGP8W/35MMLL8+?ibiurl.verblist=GetMetadata+GetTranslation")
+    url = parse_persistent_url(
+        "http://urlib.net/8JMKD3MGP8W/35MMLL8+?ibiurl.verblist=GetMetadata+GetTranslation"
+    )
     assert verb_list_text(url.verbs) == "GetTranslation GetMetadata"  # a union: no repetition
 
 
@@ -141,7 +204,9 @@ def test_modifier_and_verb_list_are_one_request():
     by_verbs = parse_persistent_url(
         "http://urlib.net/8JMKD3MGP8W/35MMLL8?ibiurl.verblist=GetLastEdition+GetMetadata(oai_dc)"
     )
-    assert by_modifier.verbs == by_verbs.verbs == parse_verb_list("GetLastEdition GetMetadata(oai_dc)")
+    assert (
+        by_modifier.verbs == by_verbs.verbs == parse_verb_list("GetLastEdition GetMetadata(oai_dc)")
+    )
     canonical = "http://urlib.net/8JMKD3MGP8W/35MMLL8!:(oai_dc)"
     assert by_modifier.canonical() == by_verbs.canonical() == canonical
     assert build_persistent_url(URLIB, "8JMKD3MGP8W/35MMLL8", by_verbs.verbs) == canonical
@@ -172,26 +237,34 @@ def test_each_composition_in_a_url(modifier, tail):
 
 
 URL_FAILURES = [
-    ("http://urlib.net/8JMKD3MGP8W/35MMLL8:!",
-     "invalid persistent URL 'http://urlib.net/8JMKD3MGP8W/35MMLL8:!': expected '(', '+', '/', '?' "
-     "or end of persistent URL at character 38, found '!'\n"
-     "    http://urlib.net/8JMKD3MGP8W/35MMLL8:!\n"
-     "                                         ^"),
-    ("http://urlib.net/8JMKD3MGP8W/35MMLL8!!",
-     "invalid persistent URL 'http://urlib.net/8JMKD3MGP8W/35MMLL8!!': expected '+', ':', '/', '?' "
-     "or end of persistent URL at character 38, found '!'\n"
-     "    http://urlib.net/8JMKD3MGP8W/35MMLL8!!\n"
-     "                                         ^"),
-    ("http://urlib.net/8JMKD3MGP8W/35MMLL8+(xx)",
-     "invalid persistent URL 'http://urlib.net/8JMKD3MGP8W/35MMLL8+(xx)': expected an ISO 639-1 "
-     "language code (Table A.1) at character 39, found 'x'\n"
-     "    http://urlib.net/8JMKD3MGP8W/35MMLL8+(xx)\n"
-     "                                          ^"),
-    ("http://urlib.net/8JMKD3MGP8W/35MMLL8:(marc)",
-     "invalid persistent URL 'http://urlib.net/8JMKD3MGP8W/35MMLL8:(marc)': expected 'oai_dc' "
-     "at character 39, found 'm'\n"
-     "    http://urlib.net/8JMKD3MGP8W/35MMLL8:(marc)\n"
-     "                                          ^"),
+    (
+        "http://urlib.net/8JMKD3MGP8W/35MMLL8:!",
+        "invalid persistent URL 'http://urlib.net/8JMKD3MGP8W/35MMLL8:!': expected '(', '+', '/', '?' "
+        "or end of persistent URL at character 38, found '!'\n"
+        "    http://urlib.net/8JMKD3MGP8W/35MMLL8:!\n"
+        "                                         ^",
+    ),
+    (
+        "http://urlib.net/8JMKD3MGP8W/35MMLL8!!",
+        "invalid persistent URL 'http://urlib.net/8JMKD3MGP8W/35MMLL8!!': expected '+', ':', '/', '?' "
+        "or end of persistent URL at character 38, found '!'\n"
+        "    http://urlib.net/8JMKD3MGP8W/35MMLL8!!\n"
+        "                                         ^",
+    ),
+    (
+        "http://urlib.net/8JMKD3MGP8W/35MMLL8+(xx)",
+        "invalid persistent URL 'http://urlib.net/8JMKD3MGP8W/35MMLL8+(xx)': expected an ISO 639-1 "
+        "language code (Table A.1) at character 39, found 'x'\n"
+        "    http://urlib.net/8JMKD3MGP8W/35MMLL8+(xx)\n"
+        "                                          ^",
+    ),
+    (
+        "http://urlib.net/8JMKD3MGP8W/35MMLL8:(marc)",
+        "invalid persistent URL 'http://urlib.net/8JMKD3MGP8W/35MMLL8:(marc)': expected 'oai_dc' "
+        "at character 39, found 'm'\n"
+        "    http://urlib.net/8JMKD3MGP8W/35MMLL8:(marc)\n"
+        "                                          ^",
+    ),
 ]
 
 
@@ -207,8 +280,16 @@ MORE_FAILURES = [
     ("http://urlib.net", 16, "'/'"),
     ("http://urlib.net/", 17, "a letter or a digit"),
     ("http://urlib.net/8JMKD3MGP8W", 28, "an IBIp digit (2-9, A-H, J-N, P-U) or '/'"),
-    ("http://urlib.net/8JMKD3MGP8W/35MMLL8!/a b", 39, "a path character or '?' (spaces and non-ASCII are written %hh)"),
-    ("http://urlib.net/8JMKD3MGP8W/35MMLL8/é", 37, "a path character or '?' (spaces and non-ASCII are written %hh)"),
+    (
+        "http://urlib.net/8JMKD3MGP8W/35MMLL8!/a b",
+        39,
+        "a path character or '?' (spaces and non-ASCII are written %hh)",
+    ),
+    (
+        "http://urlib.net/8JMKD3MGP8W/35MMLL8/é",
+        37,
+        "a path character or '?' (spaces and non-ASCII are written %hh)",
+    ),
     ("http://urlib.net/8JMKD3MGP8W/35MMLL8/../etc/passwd", 37, "a file name (not '.' or '..')"),
     ("http://urlib.net/8JMKD3MGP8W/35MMLL8/doc/%2e%2e/x", 41, "a file name (not '.' or '..')"),
     ("http://urlib.net/8JMKD3MGP8W/35MMLL8/doc/./x", 41, "a file name (not '.' or '..')"),
@@ -216,16 +297,31 @@ MORE_FAILURES = [
     ("http://urlib.net/8JMKD3MGP8W/35MMLL8/a%zz", 38, "'%' followed by two hexadecimal digits"),
     ("http://urlib.net/8JMKD3MGP8W/35MMLL8?ibiurl.requireditemstatus=Copy", 63, "'Original'"),
     ("http://urlib.net/8JMKD3MGP8W/35MMLL8?ibiurl.requireditemstatus=Originals", 71, "'Original'"),
-    ("http://urlib.net/8JMKD3MGP8W/35MMLL8?ibiurl.verblist=GetMetadata+GetLastEdition", 65,
-     "'GetTranslation' or 'GetFileList'"),
-    ("http://urlib.net/8JMKD3MGP8W/35MMLL8?ibiurl.verblist=GetMetadata%2BGet%4CastEdition", 67,
-     "'GetTranslation' or 'GetFileList'"),
-    ("http://urlib.net/8JMKD3MGP8W/35MMLL8:?ibiurl.verblist=GetLastEdition", 54,
-     "'GetTranslation' or 'GetFileList' after the modifier's verbs GetMetadata"),
-    ("http://urlib.net/8JMKD3MGP8W/35MMLL8?ibiurl.verblist=GetFileList&ibiurl.verblist=GetMetadata", 65,
-     "one ibiurl.verblist pair only"),
-    ("http://urlib.net/8JMKD3MGP8W/35MMLL8?a=b c", 40,
-     "a query character ('#', space and non-ASCII are written %hh)"),
+    (
+        "http://urlib.net/8JMKD3MGP8W/35MMLL8?ibiurl.verblist=GetMetadata+GetLastEdition",
+        65,
+        "'GetTranslation' or 'GetFileList'",
+    ),
+    (
+        "http://urlib.net/8JMKD3MGP8W/35MMLL8?ibiurl.verblist=GetMetadata%2BGet%4CastEdition",
+        67,
+        "'GetTranslation' or 'GetFileList'",
+    ),
+    (
+        "http://urlib.net/8JMKD3MGP8W/35MMLL8:?ibiurl.verblist=GetLastEdition",
+        54,
+        "'GetTranslation' or 'GetFileList' after the modifier's verbs GetMetadata",
+    ),
+    (
+        "http://urlib.net/8JMKD3MGP8W/35MMLL8?ibiurl.verblist=GetFileList&ibiurl.verblist=GetMetadata",
+        65,
+        "one ibiurl.verblist pair only",
+    ),
+    (
+        "http://urlib.net/8JMKD3MGP8W/35MMLL8?a=b c",
+        40,
+        "a query character ('#', space and non-ASCII are written %hh)",
+    ),
     ("http://urlib.net/8JMKD3MGP8W/35MMLL8?a", 38, "'='"),
     ("8JMKD3MGP8W/35MMLL8:!", 20, "'(', '+', '/', '?' or end of persistent URL"),
 ]
@@ -236,7 +332,10 @@ def test_more_failures(url, position, expected):
     with pytest.raises(IbiSyntaxError) as info:
         parse_persistent_url(url)
     assert (info.value.text, info.value.position, info.value.expected, info.value.what) == (
-        url, position, expected, "persistent URL"
+        url,
+        position,
+        expected,
+        "persistent URL",
     )
 
 
@@ -246,9 +345,21 @@ def test_more_failures(url, position, expected):
 @pytest.mark.parametrize(
     "url, base, expected_base",
     [
-        ("https://example.org/ibi/8JMKD3MGP8W/35MMLL8!", "https://example.org/ibi/", "https://example.org/ibi/"),
-        ("https://EXAMPLE.org/ibi/8JMKD3MGP8W/35MMLL8!", "https://example.org/ibi", "https://example.org/ibi/"),
-        ("HTTPS://example.org:8443/8JMKD3MGP8W/35MMLL8!", "https://example.org:8443/", "https://example.org:8443/"),
+        (
+            "https://example.org/ibi/8JMKD3MGP8W/35MMLL8!",
+            "https://example.org/ibi/",
+            "https://example.org/ibi/",
+        ),
+        (
+            "https://EXAMPLE.org/ibi/8JMKD3MGP8W/35MMLL8!",
+            "https://example.org/ibi",
+            "https://example.org/ibi/",
+        ),
+        (
+            "HTTPS://example.org:8443/8JMKD3MGP8W/35MMLL8!",
+            "https://example.org:8443/",
+            "https://example.org:8443/",
+        ),
         ("http://localhost:8000/8JMKD3MGP8W/35MMLL8!", None, "http://localhost:8000/"),
         ("8JMKD3MGP8W/35MMLL8!", None, ""),
         ("8JMKD3MGP8W/35MMLL8!", "https://example.org/ibi/", ""),
@@ -264,7 +375,11 @@ def test_bases(url, base, expected_base):
 @pytest.mark.parametrize(
     "url, base, position",
     [
-        ("https://example.org/IBI/8JMKD3MGP8W/35MMLL8", "https://example.org/ibi/", 20),  # paths keep case
+        (
+            "https://example.org/IBI/8JMKD3MGP8W/35MMLL8",
+            "https://example.org/ibi/",
+            20,
+        ),  # paths keep case
         ("https://other.org/8JMKD3MGP8W/35MMLL8", "https://example.org/", 8),
         ("http://example.org/8JMKD3MGP8W/35MMLL8", "https://example.org/", 4),
         ("https://example.org/8JMKD3MGP8W/35MMLL8", "https://example.org/ibi/", 20),
@@ -278,19 +393,27 @@ def test_base_mismatch(url, base, position):
 
 
 def test_bare_ibis():
-    url = parse_persistent_url("sid.inpe.br/mtc-m18@80/2009/07.21.13.23+(pt)/doc/x.pdf?ibiurl.verblist=GetFileList")
+    url = parse_persistent_url(
+        "sid.inpe.br/mtc-m18@80/2009/07.21.13.23+(pt)/doc/x.pdf?ibiurl.verblist=GetFileList"
+    )
     assert url.base == ""
     assert url.ibi.text == "sid.inpe.br/mtc-m18@80/2009/07.21.13.23"
     assert url.verbs == VerbList(parse_modifier("+(pt)"), file_list=True)
     assert url.filepath == "doc/x.pdf"
-    assert url.canonical() == "sid.inpe.br/mtc-m18@80/2009/07.21.13.23+(pt)/doc/x.pdf?ibiurl.verblist=GetFileList"
+    assert (
+        url.canonical()
+        == "sid.inpe.br/mtc-m18@80/2009/07.21.13.23+(pt)/doc/x.pdf?ibiurl.verblist=GetFileList"
+    )
 
 
 def test_path_decoding():
     assert parse_persistent_url(URLIB + "LK47B6W/362SFKH/doc/Relat%f3rio%20Final.pdf").filepath == (
         "doc/Relatório Final.pdf"
     )
-    assert parse_persistent_url(URLIB + "LK47B6W/362SFKH/a..b/.x/c:d@e(1)+2").filepath == "a..b/.x/c:d@e(1)+2"
+    assert (
+        parse_persistent_url(URLIB + "LK47B6W/362SFKH/a..b/.x/c:d@e(1)+2").filepath
+        == "a..b/.x/c:d@e(1)+2"
+    )
     assert parse_persistent_url(URLIB + "LK47B6W/362SFKH/").filepath == ""
 
 
@@ -312,18 +435,41 @@ def test_persistent_url_is_frozen():
 
 BUILDS = [
     (("http://urlib.net", "8jmkd3mgp8w/35mmll8"), {}, "http://urlib.net/8JMKD3MGP8W/35MMLL8"),
-    ((URLIB, "sid.INPE.br/MTC-m18@80/2009/07.21.13.23"), {},
-     "http://urlib.net/sid.inpe.br/mtc-m18@80/2009/07.21.13.23"),
-    ((URLIB, "LK47B6W/362SFKH"), {"verbs": parse_verb_list("GetFileList")},
-     "http://urlib.net/LK47B6W/362SFKH?ibiurl.verblist=GetFileList"),
-    ((URLIB, "LK47B6W/362SFKH"), {"verbs": parse_verb_list("GetTranslation(pt-BR) GetFileList GetMetadata")},
-     "http://urlib.net/LK47B6W/362SFKH+(pt-BR):?ibiurl.verblist=GetFileList"),
-    ((URLIB, "LK47B6W/362SFKH"), {"filepath": "reference.bib"}, "http://urlib.net/LK47B6W/362SFKH/reference.bib"),
-    ((URLIB, "LK47B6W/362SFKH"), {"filepath": "/reference.bib"}, "http://urlib.net/LK47B6W/362SFKH/reference.bib"),
-    ((URLIB, "LK47B6W/362SFKH"), {"filepath": "doc/Relatório Final (v2)+x.pdf"},
-     "http://urlib.net/LK47B6W/362SFKH/doc/Relat%C3%B3rio%20Final%20%28v2%29%2Bx.pdf"),
-    ((URLIB, "LK47B6W/362SFKH"), {"verbs": parse_modifier("+"), "required_status": "Original"},
-     "http://urlib.net/LK47B6W/362SFKH+?ibiurl.requireditemstatus=Original"),
+    (
+        (URLIB, "sid.INPE.br/MTC-m18@80/2009/07.21.13.23"),
+        {},
+        "http://urlib.net/sid.inpe.br/mtc-m18@80/2009/07.21.13.23",
+    ),
+    (
+        (URLIB, "LK47B6W/362SFKH"),
+        {"verbs": parse_verb_list("GetFileList")},
+        "http://urlib.net/LK47B6W/362SFKH?ibiurl.verblist=GetFileList",
+    ),
+    (
+        (URLIB, "LK47B6W/362SFKH"),
+        {"verbs": parse_verb_list("GetTranslation(pt-BR) GetFileList GetMetadata")},
+        "http://urlib.net/LK47B6W/362SFKH+(pt-BR):?ibiurl.verblist=GetFileList",
+    ),
+    (
+        (URLIB, "LK47B6W/362SFKH"),
+        {"filepath": "reference.bib"},
+        "http://urlib.net/LK47B6W/362SFKH/reference.bib",
+    ),
+    (
+        (URLIB, "LK47B6W/362SFKH"),
+        {"filepath": "/reference.bib"},
+        "http://urlib.net/LK47B6W/362SFKH/reference.bib",
+    ),
+    (
+        (URLIB, "LK47B6W/362SFKH"),
+        {"filepath": "doc/Relatório Final (v2)+x.pdf"},
+        "http://urlib.net/LK47B6W/362SFKH/doc/Relat%C3%B3rio%20Final%20%28v2%29%2Bx.pdf",
+    ),
+    (
+        (URLIB, "LK47B6W/362SFKH"),
+        {"verbs": parse_modifier("+"), "required_status": "Original"},
+        "http://urlib.net/LK47B6W/362SFKH+?ibiurl.requireditemstatus=Original",
+    ),
     (("", "LK47B6W/362SFKH"), {"verbs": parse_modifier("!")}, "LK47B6W/362SFKH!"),
 ]
 
@@ -366,7 +512,11 @@ def test_build_then_parse(rel, file_list, filepath, status, base, ibi):
     text = build_persistent_url(base, ibi, verbs, filepath, status)
     url = parse_persistent_url(text, base or None)
     assert (url.base, url.ibi.key, url.verbs, url.filepath, url.required_status) == (
-        base, ibi.lower() if "." in ibi else ibi, verbs, filepath, status
+        base,
+        ibi.lower() if "." in ibi else ibi,
+        verbs,
+        filepath,
+        status,
     )
     assert url.canonical() == text
 

@@ -24,7 +24,6 @@ from ibistatic.deposit import deposit
 from ibistatic.resolver import Resolver
 from ibistatic.site.build import build_site
 from ibistatic.watch import Watcher
-
 from test_publish import make_project, snapshot
 
 
@@ -43,14 +42,20 @@ def wait_for(condition, timeout=20.0, what="condition"):
 class Watching:
     def __init__(self, config, polling=False):
         self.messages: list[str] = []
-        self.watcher = Watcher(config, polling=polling, debounce=0.1, rescan=3600, log=self.messages.append)
+        self.watcher = Watcher(
+            config, polling=polling, debounce=0.1, rescan=3600, log=self.messages.append
+        )
         ready = threading.Event()
         self.thread = threading.Thread(target=self.watcher.run, args=(ready,), daemon=True)
         self.thread.start()
         assert ready.wait(30)
 
     def settle(self, since: int, timeout=20.0):
-        wait_for(lambda: self.watcher.republished > since and not self.watcher.events.paths, timeout, "a republish")
+        wait_for(
+            lambda: self.watcher.republished > since and not self.watcher.events.paths,
+            timeout,
+            "a republish",
+        )
 
     def stop(self):
         self.watcher.stop()
@@ -105,11 +110,16 @@ def test_watch_republishes_every_kind_of_change(served, tmp_path):
     data = yaml.safe_load(descriptor.read_text(encoding="utf-8"))
     data["dublin-core"] = {"title": "Renamed report"}
     descriptor.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
-    wait_for(lambda: "Renamed report" in (config.output / page.lstrip("/")).read_text(encoding="utf-8"), what="the new title")
+    wait_for(
+        lambda: "Renamed report" in (config.output / page.lstrip("/")).read_text(encoding="utf-8"),
+        what="the new title",
+    )
 
     # a bad descriptor: reported, and the item keeps its last good state
     descriptor.write_text("state: [broken\n", encoding="utf-8")
-    wait_for(lambda: any("malformed YAML" in m for m in watching.messages), what="the problem reported")
+    wait_for(
+        lambda: any("malformed YAML" in m for m in watching.messages), what="the problem reported"
+    )
     wait_for(watching.watcher.up_to_date, what="the republish to end")
     assert status(server, page) == 200
     assert Resolver(config.output).resolve(new.repository).url.endswith("/doc/report.txt")
@@ -117,7 +127,10 @@ def test_watch_republishes_every_kind_of_change(served, tmp_path):
     # fixed
     data["dublin-core"] = {"title": "Fixed report"}
     descriptor.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
-    wait_for(lambda: "Fixed report" in (config.output / page.lstrip("/")).read_text(encoding="utf-8"), what="the fixed title")
+    wait_for(
+        lambda: "Fixed report" in (config.output / page.lstrip("/")).read_text(encoding="utf-8"),
+        what="the fixed title",
+    )
 
     # deleted
     shutil.rmtree(new.path)
@@ -146,9 +159,15 @@ def test_lost_events_lead_to_a_full_rescan(tmp_path):
     watching = Watching(config)
     try:
         # a change the observer does not report, then the overflow watchdog logs
-        new = deposit(tmp_path / "archives" / "mtc-m16d", [Path(__file__)], host="mtc-m19.sid.inpe.br")
-        logging.getLogger("watchdog.observers.inotify_buffer").warning("Inotify queue overflowed; filesystem events were lost")
-        wait_for(lambda: any("events were lost" in m for m in watching.messages), what="a full rescan")
+        new = deposit(
+            tmp_path / "archives" / "mtc-m16d", [Path(__file__)], host="mtc-m19.sid.inpe.br"
+        )
+        logging.getLogger("watchdog.observers.inotify_buffer").warning(
+            "Inotify queue overflowed; filesystem events were lost"
+        )
+        wait_for(
+            lambda: any("events were lost" in m for m in watching.messages), what="a full rescan"
+        )
         wait_for(lambda: (config.output / new.repository / "index.html").exists(), what="the page")
     finally:
         watching.stop()
@@ -158,8 +177,14 @@ def test_polling_observer(tmp_path):
     config = load_config(make_project(tmp_path))
     watching = Watching(config, polling=True)
     try:
-        new = deposit(tmp_path / "archives" / "mtc-m16d", [Path(__file__)], host="mtc-m19.sid.inpe.br")
-        wait_for(lambda: (config.output / new.repository / "index.html").exists(), timeout=30, what="a polled change")
+        new = deposit(
+            tmp_path / "archives" / "mtc-m16d", [Path(__file__)], host="mtc-m19.sid.inpe.br"
+        )
+        wait_for(
+            lambda: (config.output / new.repository / "index.html").exists(),
+            timeout=30,
+            what="a polled change",
+        )
     finally:
         watching.stop()
 
@@ -172,14 +197,19 @@ def test_reading_the_archives_floods_nothing(tmp_path):
     watching = Watching(config)
     seen: list[str] = []
     dispatch = watching.watcher.events.dispatch
-    watching.watcher.events.dispatch = lambda event: (seen.append(event.event_type), dispatch(event))
+    watching.watcher.events.dispatch = lambda event: (
+        seen.append(event.event_type),
+        dispatch(event),
+    )
     try:
         for path in sorted((tmp_path / "archives").rglob("*")):
             if path.is_file():
                 path.read_bytes()
             else:
                 os.listdir(path)
-        (tmp_path / "archives" / "mtc-m16d" / "touched.txt").write_text("a change\n", encoding="utf-8")
+        (tmp_path / "archives" / "mtc-m16d" / "touched.txt").write_text(
+            "a change\n", encoding="utf-8"
+        )
         wait_for(lambda: "created" in seen, what="the change's event")
         assert not {"opened", "closed_no_write"} & set(seen), seen
     finally:
@@ -205,8 +235,12 @@ def test_the_inotify_limit_is_explained(tmp_path, monkeypatch):
 
 def test_ctrl_c_stops_cleanly(tmp_path):
     config_path = make_project(tmp_path)
-    process = subprocess.Popen([sys.executable, "-m", "ibistatic", "watch", "--config", str(config_path)],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "ibistatic", "watch", "--config", str(config_path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         wait_for(lambda: (tmp_path / "site" / "index.html").exists(), what="the initial build")
         time.sleep(0.5)
@@ -220,10 +254,16 @@ def test_ctrl_c_stops_cleanly(tmp_path):
 
 # --- property: the watched site equals a fresh full build ---------------------------------
 
-OPERATIONS = st.lists(st.sampled_from(["deposit", "edit", "delete", "broken-then-fixed", "half-write"]), min_size=1, max_size=5)
+OPERATIONS = st.lists(
+    st.sampled_from(["deposit", "edit", "delete", "broken-then-fixed", "half-write"]),
+    min_size=1,
+    max_size=5,
+)
 
 
-@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(operations=OPERATIONS)
 def test_watched_site_equals_a_full_build(tmp_path_factory, operations):
     root = tmp_path_factory.mktemp("watched")
@@ -236,12 +276,20 @@ def test_watched_site_equals_a_full_build(tmp_path_factory, operations):
             document = root / f"document-{number}.txt"
             document.write_text(f"Document {number}.\n", encoding="utf-8")
             if operation == "deposit" or not deposited:
-                deposited.append(Path(deposit(archive, [document], host="mtc-m19.sid.inpe.br", granularity="0.01").path))
+                deposited.append(
+                    Path(
+                        deposit(
+                            archive, [document], host="mtc-m19.sid.inpe.br", granularity="0.01"
+                        ).path
+                    )
+                )
                 continue
             descriptor = deposited[-1] / "item.yaml"
             text = descriptor.read_text(encoding="utf-8")
             if operation == "edit":
-                descriptor.write_text(text + f"language: {'pt' if number % 2 else 'en'}\n", encoding="utf-8")
+                descriptor.write_text(
+                    text + f"language: {'pt' if number % 2 else 'en'}\n", encoding="utf-8"
+                )
             elif operation == "delete":
                 shutil.rmtree(deposited.pop())
             elif operation == "broken-then-fixed":
@@ -253,7 +301,7 @@ def test_watched_site_equals_a_full_build(tmp_path_factory, operations):
                     handle.write(text[: len(text) // 2])
                     handle.flush()
                     time.sleep(0.05)
-                    handle.write(text[len(text) // 2:])
+                    handle.write(text[len(text) // 2 :])
         time.sleep(0.3)  # let the last events arrive
         wait_for(watching.watcher.up_to_date, what="a republish after the last change")
     finally:

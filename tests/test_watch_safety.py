@@ -22,13 +22,13 @@ from ibistatic import forked
 from ibistatic.config import load_config
 from ibistatic.deposit import deposit
 from ibistatic.site.build import build_site
-from ibistatic.watch import Watcher
-
 from test_publish import SAMPLE, make_project
 from test_watch import Watching, wait_for
 
 ROOT = Path(__file__).resolve().parent.parent
-ITEM = "sid.inpe.br/mtc-m18@80/2009/07.21.14.43"  # an Original of mtc-m16c, IBIp 8JMKD3MGP8W/35MMLL8
+ITEM = (
+    "sid.inpe.br/mtc-m18@80/2009/07.21.14.43"  # an Original of mtc-m16c, IBIp 8JMKD3MGP8W/35MMLL8
+)
 HOST = "mtc-m19.sid.inpe.br"
 
 
@@ -59,7 +59,9 @@ def full_build_elsewhere(config, where: Path) -> dict[str, str]:
 
 
 def _differences(got: dict[str, str], expected: dict[str, str]) -> list[str]:
-    return sorted(path for path in got.keys() | expected.keys() if got.get(path) != expected.get(path))
+    return sorted(
+        path for path in got.keys() | expected.keys() if got.get(path) != expected.get(path)
+    )
 
 
 # --- hostile input: reported, watch goes on, innocent items publish ------------------------------
@@ -70,7 +72,9 @@ def _item(archive: Path) -> Path:
 
 
 def _yaml_chokes(archive: Path) -> str:
-    (_item(archive) / "item.yaml").write_bytes(b"state: Original\nx: !!python/object:os.system x\n\xff\xfe")
+    (_item(archive) / "item.yaml").write_bytes(
+        b"state: Original\nx: !!python/object:os.system x\n\xff\xfe"
+    )
     return f"{ITEM}/item.yaml"
 
 
@@ -80,7 +84,9 @@ def _impossible_date(archive: Path) -> str:
 
 
 def _deeply_nested(archive: Path) -> str:
-    (_item(archive) / "item.yaml").write_text("state: Original\ntranslations: " + "[" * 10000 + "]" * 10000 + "\n")
+    (_item(archive) / "item.yaml").write_text(
+        "state: Original\ntranslations: " + "[" * 10000 + "]" * 10000 + "\n"
+    )
     return f"{ITEM}/item.yaml"
 
 
@@ -106,7 +112,9 @@ def _archive_yaml_breaks(archive: Path) -> str:
 
 
 def _archive_yaml_impossible_date(archive: Path) -> str:
-    (archive / "archive.yaml").write_text("address: mtc-m16c.sid.inpe.br\nservice-ibi: 2023-02-30\n")
+    (archive / "archive.yaml").write_text(
+        "address: mtc-m16c.sid.inpe.br\nservice-ibi: 2023-02-30\n"
+    )
     return "archive.yaml"
 
 
@@ -151,15 +159,27 @@ def test_hostile_input_is_reported_and_watch_goes_on(tmp_path, case):
     document.write_text("An innocent item.\n")
     try:
         named = HOSTILE[case](archive)
-        wait_for(lambda: any(named in message for message in watching.messages), 30, f"a message naming {named}")
+        wait_for(
+            lambda: any(named in message for message in watching.messages),
+            30,
+            f"a message naming {named}",
+        )
         innocent = deposit(other, [document], host=HOST)
-        wait_for(lambda: (config.output / innocent.repository / "index.html").is_file(), 30, "the innocent item published")
+        wait_for(
+            lambda: (config.output / innocent.repository / "index.html").is_file(),
+            30,
+            "the innocent item published",
+        )
         assert watching.thread.is_alive()
         _undo(archive)
         time.sleep(0.3)
         wait_for(watching.watcher.up_to_date, 30, "a republish after the undo")
         expected = full_build_elsewhere(config, tmp_path / "expected")
-        wait_for(lambda: tree_digests(config.output) == expected, 30, "the watched site to equal a full build")
+        wait_for(
+            lambda: tree_digests(config.output) == expected,
+            30,
+            "the watched site to equal a full build",
+        )
         assert "Traceback" not in "\n".join(watching.messages)
     finally:
         _undo(archive) if archive.exists() else None
@@ -186,12 +206,19 @@ def test_a_failed_republish_is_logged_and_the_next_change_republishes(tmp_path, 
         first = deposit(other, [document], host=HOST)
         wait_for(lambda: watching.watcher.failed > 0, 30, "a failed republish")
         failure = next(m for m in watching.messages if m.startswith("republish failed"))
-        assert "KeyError: 'something no one foresaw'; the next change republishes everything" in failure
+        assert (
+            "KeyError: 'something no one foresaw'; the next change republishes everything"
+            in failure
+        )
         assert str(other / first.repository.split("/")[0]) in failure  # the changed paths are named
         failing.clear()
         second = deposit(other, [document], host=HOST)
         for done in (first, second):  # the first, which the failed republish missed, too
-            wait_for(lambda: (config.output / done.repository / "index.html").is_file(), 30, done.repository)
+            wait_for(
+                lambda: (config.output / done.repository / "index.html").is_file(),
+                30,
+                done.repository,
+            )
         assert watching.thread.is_alive()
     finally:
         watching.stop()
@@ -203,16 +230,28 @@ def test_a_deleted_archive_folder_made_anew_is_watched_again(tmp_path):
     watching = Watching(config)
     try:
         shutil.rmtree(archive)
-        wait_for(lambda: any(m.endswith("the Archive folder is gone") for m in watching.messages), 30, "the loss noticed")
+        wait_for(
+            lambda: any(m.endswith("the Archive folder is gone") for m in watching.messages),
+            30,
+            "the loss noticed",
+        )
         shutil.copytree(SAMPLE / "mtc-m16c", archive)
-        wait_for(lambda: any("made anew: watching it again" in m for m in watching.messages), 30, "the new folder watched")
+        wait_for(
+            lambda: any("made anew: watching it again" in m for m in watching.messages),
+            30,
+            "the new folder watched",
+        )
         descriptor = _item(archive) / "item.yaml"
         data = yaml.safe_load(descriptor.read_text())
         data["dublin-core"] = {"title": "Seen in the new folder"}
         time.sleep(0.3)
         descriptor.write_text(yaml.safe_dump(data))
         page = config.output / "8JMKD3MGP8W/35MMLL8/index.html"
-        wait_for(lambda: "Seen in the new folder" in page.read_text(), 30, "an edit in the new folder published")
+        wait_for(
+            lambda: "Seen in the new folder" in page.read_text(),
+            30,
+            "an edit in the new folder published",
+        )
     finally:
         watching.stop()
 
@@ -220,7 +259,9 @@ def test_a_deleted_archive_folder_made_anew_is_watched_again(tmp_path):
 def test_watch_starts_by_removing_workspaces_of_dead_deposits(tmp_path):
     config = load_config(make_project(tmp_path))
     incoming = tmp_path / "archives" / "mtc-m16d" / ".ibistatic" / "incoming"
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
     leftover = incoming / f"{dead.stdout.strip()}-abc123"
     (leftover / "repository" / "doc").mkdir(parents=True)
     (leftover / "repository" / "doc" / "half.pdf").write_bytes(b"%PDF half")
@@ -244,7 +285,9 @@ def test_watch_never_forks_while_its_threads_run(tmp_path, monkeypatch):
     config = load_config(make_project(tmp_path))
     watching = Watching(config)
     try:
-        shutil.rmtree(tmp_path / "archives" / "mtc-m16d" / "sid.inpe.br")  # a change read by a full crawl
+        shutil.rmtree(
+            tmp_path / "archives" / "mtc-m16d" / "sid.inpe.br"
+        )  # a change read by a full crawl
         wait_for(lambda: len(seen) >= 3, 30, "the republish")
         # the initial build and the republish asked, and never got workers (watch runs in a thread here)
         assert [answer for _, answer in seen] == [False] * len(seen)
@@ -278,9 +321,20 @@ def _expected_trees(tmp_path: Path, rounds: int) -> list[dict[str, str]]:
 
 def _start_watch(config_path: Path, log) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "ibistatic", "watch", "--config", str(config_path), "--debounce", "0.05"],
-        cwd=config_path.parent, env={**os.environ, "PYTHONPATH": str(ROOT)},
-        stdout=subprocess.DEVNULL, stderr=log,
+        [
+            sys.executable,
+            "-m",
+            "ibistatic",
+            "watch",
+            "--config",
+            str(config_path),
+            "--debounce",
+            "0.05",
+        ],
+        cwd=config_path.parent,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.DEVNULL,
+        stderr=log,
     )
 
 
@@ -302,13 +356,32 @@ def test_watch_killed_at_random_moments_serves_whole_trees_and_converges(tmp_pat
         wait_for(lambda: _which(tree_digests(config.output), trees) == 0, 60, "the initial build")
         for number in range(ROUNDS):
             if rng.random() < 0.7:  # else the kill may land in the restarted watch's first build
-                wait_for(lambda: _which(tree_digests(config.output), trees) == number, 60, "the restarted watch")
+                wait_for(
+                    lambda: _which(tree_digests(config.output), trees) == number,
+                    60,
+                    "the restarted watch",
+                )
             subprocess.run(
-                [sys.executable, "-m", "ibistatic", "deposit", str(_document(project, number)), "--archive",
-                 str(project / "archives" / "mtc-m16d"), "--host", HOST, "--at", str(AT + 10 * number)],
-                check=True, capture_output=True, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                [
+                    sys.executable,
+                    "-m",
+                    "ibistatic",
+                    "deposit",
+                    str(_document(project, number)),
+                    "--archive",
+                    str(project / "archives" / "mtc-m16d"),
+                    "--host",
+                    HOST,
+                    "--at",
+                    str(AT + 10 * number),
+                ],
+                check=True,
+                capture_output=True,
+                env={**os.environ, "PYTHONPATH": str(ROOT)},
             )
-            time.sleep(rng.uniform(0.0, 0.3))  # the republish starts after 0.05 s and takes about 0.1 s
+            time.sleep(
+                rng.uniform(0.0, 0.3)
+            )  # the republish starts after 0.05 s and takes about 0.1 s
             watch.send_signal(signal.SIGKILL)
             watch.wait()
             tree = tree_digests(config.output)
@@ -322,9 +395,15 @@ def test_watch_killed_at_random_moments_serves_whole_trees_and_converges(tmp_pat
             published = served
             watch = _start_watch(config_path, log)  # restarts on what the killed one left
         try:
-            wait_for(lambda: _which(tree_digests(config.output), trees) == ROUNDS, 60, "convergence to the full build")
+            wait_for(
+                lambda: _which(tree_digests(config.output), trees) == ROUNDS,
+                60,
+                "convergence to the full build",
+            )
         finally:
             watch.send_signal(signal.SIGTERM)
             watch.wait(30)
     assert "Traceback" not in (tmp_path / "watch.log").read_text()
-    assert outcomes.count(1) >= 3 and outcomes.count(0) >= 3  # kills landed before and after republishes
+    assert (
+        outcomes.count(1) >= 3 and outcomes.count(0) >= 3
+    )  # kills landed before and after republishes

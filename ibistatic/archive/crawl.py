@@ -25,9 +25,19 @@ from ..pickles import Untrusted, load_sealed, save_sealed
 from .descriptors import read_archive_info, read_item
 from .safe_yaml import DescriptorError, file_kind, parse_descriptor, read_regular_file
 
-__all__ = ["Archive", "CrawlResult", "CrawlCache", "crawl", "crawl_archive", "read_repository", "load_yaml"]
+__all__ = [
+    "Archive",
+    "CrawlResult",
+    "CrawlCache",
+    "crawl",
+    "crawl_archive",
+    "read_repository",
+    "load_yaml",
+]
 
-CACHE_VERSION = 5  # 3: Item and IBIs are slotted dataclasses; 4: saved in chunks, items only, pickled as calls; 5: sealed (ibistatic.pickles)
+# The crawl cache's format. 3: Item and IBIs are slotted dataclasses; 4: saved in chunks,
+# items only, pickled as calls; 5: sealed (ibistatic.pickles)
+CACHE_VERSION = 5
 
 
 @dataclass
@@ -70,7 +80,9 @@ class CrawlCache:
             try:
                 loaded = load_sealed(path, "crawl cache", CACHE_VERSION, 1)
             except Untrusted as why:  # a damaged or foreign cache only costs a full re-read
-                self.warnings.append(f"crawl cache {path} not used: {why}; every descriptor is read again")
+                self.warnings.append(
+                    f"crawl cache {path} not used: {why}; every descriptor is read again"
+                )
                 loaded = None
             if loaded is not None:
                 self.entries = loaded[1][0]
@@ -154,12 +166,22 @@ LEADS_NOWHERE = "a symbolic link that leads nowhere (dangling, or a loop)"
 _BAD_NAME = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 
 
-def _subdirectories(directory: str, root_real: str, problems: list[Problem], archive: str, root: str):
+def _subdirectories(
+    directory: str, root_real: str, problems: list[Problem], archive: str, root: str
+):
     """Sorted (name, path) of the directories in `directory`, links out of the root refused."""
     try:
         entries = sorted(os.scandir(directory), key=lambda e: e.name)
     except OSError as error:
-        problems.append(Problem(archive, os.path.relpath(directory, root), "", f"an unreadable directory ({error.strerror})", "a readable directory"))
+        problems.append(
+            Problem(
+                archive,
+                os.path.relpath(directory, root),
+                "",
+                f"an unreadable directory ({error.strerror})",
+                "a readable directory",
+            )
+        )
         return []
     found = []
     for entry in entries:
@@ -168,10 +190,28 @@ def _subdirectories(directory: str, root_real: str, problems: list[Problem], arc
         if entry.is_symlink():
             where = os.path.relpath(entry.path, root)
             if not _inside(root_real, entry.path):
-                problems.append(Problem(archive, where, "", OUT_OF_ROOT, "a directory inside the archive (the link is not followed)", "warning"))
+                problems.append(
+                    Problem(
+                        archive,
+                        where,
+                        "",
+                        OUT_OF_ROOT,
+                        "a directory inside the archive (the link is not followed)",
+                        "warning",
+                    )
+                )
                 continue
             if not os.path.exists(entry.path):
-                problems.append(Problem(archive, where, "", LEADS_NOWHERE, "a directory inside the archive", "warning"))
+                problems.append(
+                    Problem(
+                        archive,
+                        where,
+                        "",
+                        LEADS_NOWHERE,
+                        "a directory inside the archive",
+                        "warning",
+                    )
+                )
                 continue
         if entry.is_dir():
             found.append((entry.name, entry.path))
@@ -188,7 +228,9 @@ def _bad_name(name: str) -> str | None:
     return "a file name with a control character"
 
 
-def _doc_files(doc: str, root_real: str, problems: list[Problem], archive: str, root: str) -> tuple[tuple[str, ...], float]:
+def _doc_files(
+    doc: str, root_real: str, problems: list[Problem], archive: str, root: str
+) -> tuple[tuple[str, ...], float]:
     """Every regular file under doc/ (relative POSIX paths, sorted) and the newest mtime.
 
     Walked in name order, depth first, so that warnings come out sorted too; without
@@ -200,7 +242,9 @@ def _doc_files(doc: str, root_real: str, problems: list[Problem], archive: str, 
     newest = 0.0
 
     def report(path: str, found: str, expected: str) -> None:
-        problems.append(Problem(archive, os.path.relpath(path, root), "", found, expected, "warning"))
+        problems.append(
+            Problem(archive, os.path.relpath(path, root), "", found, expected, "warning")
+        )
 
     if not os.path.lexists(doc):
         return (), 0.0  # no doc/: the item says whether it needs one
@@ -221,7 +265,9 @@ def _doc_files(doc: str, root_real: str, problems: list[Problem], archive: str, 
             continue
         found = _doc_entry(entry, root_real, report, above)
         if isinstance(found, tuple):  # a folder: walk it before the next entry
-            stack.append((prefix + entry.name + "/", _sorted_entries(entry.path, report), above | {found}))
+            stack.append(
+                (prefix + entry.name + "/", _sorted_entries(entry.path, report), above | {found})
+            )
         elif found is not None:
             files.append(prefix + entry.name)
             newest = max(newest, found)
@@ -234,10 +280,14 @@ def _sorted_entries(directory: str, report) -> Iterator[os.DirEntry]:
     except OSError as error:
         report(directory, f"an unreadable directory ({error.strerror})", "a readable directory")
         return iter(())
-    return (entry for entry in entries if not entry.name.startswith("."))  # .DS_Store, editors' files
+    return (
+        entry for entry in entries if not entry.name.startswith(".")
+    )  # .DS_Store, editors' files
 
 
-def _doc_entry(entry: os.DirEntry, root_real: str, report, above: frozenset) -> tuple | float | None:
+def _doc_entry(
+    entry: os.DirEntry, root_real: str, report, above: frozenset
+) -> tuple | float | None:
     """One entry under doc/: a folder's identity, a regular file's mtime, or None (left out)."""
     if entry.is_symlink() and not _inside(root_real, entry.path):
         report(entry.path, OUT_OF_ROOT, "a file inside the archive (the link is not followed)")
@@ -254,7 +304,11 @@ def _doc_entry(entry: os.DirEntry, root_real: str, report, above: frozenset) -> 
     if stat.S_ISDIR(st.st_mode):
         identity = (st.st_dev, st.st_ino)
         if identity in above:
-            report(entry.path, "a symbolic link loop (a folder inside itself)", "a folder that does not hold itself (it is not walked again)")
+            report(
+                entry.path,
+                "a symbolic link loop (a folder inside itself)",
+                "a folder that does not hold itself (it is not walked again)",
+            )
             return None
         return identity
     if not stat.S_ISREG(st.st_mode):
@@ -263,21 +317,45 @@ def _doc_entry(entry: os.DirEntry, root_real: str, report, above: frozenset) -> 
     return st.st_mtime
 
 
-def read_repository(root: Path, archive: str, relative: str, cache: CrawlCache | None = None, root_real: str | None = None) -> tuple[Item | None, list[Problem]]:
+def read_repository(
+    root: Path,
+    archive: str,
+    relative: str,
+    cache: CrawlCache | None = None,
+    root_real: str | None = None,
+) -> tuple[Item | None, list[Problem]]:
     """Read one uniform repository (``relative`` = its four directory names joined by /)."""
     root_real = root_real or os.path.realpath(root)
     directory = os.path.join(root, *relative.split("/"))
     problems: list[Problem] = []
     descriptor = os.path.join(directory, "item.yaml")
     if not _inside(root_real, descriptor):
-        return None, [Problem(archive, f"{relative}/item.yaml", "", OUT_OF_ROOT, "an item.yaml inside the archive (the link is not followed)")]
+        return None, [
+            Problem(
+                archive,
+                f"{relative}/item.yaml",
+                "",
+                OUT_OF_ROOT,
+                "an item.yaml inside the archive (the link is not followed)",
+            )
+        ]
     try:
         st = os.stat(descriptor)
     except OSError as error:
         return None, [_unreadable(archive, relative, error)]
     if not stat.S_ISREG(st.st_mode):
-        return None, [Problem(archive, f"{relative}/item.yaml", "", f"{file_kind(st.st_mode)}, not a regular file", "a regular file item.yaml")]
-    files, newest = _doc_files(os.path.join(directory, "doc"), root_real, problems, archive, str(root))
+        return None, [
+            Problem(
+                archive,
+                f"{relative}/item.yaml",
+                "",
+                f"{file_kind(st.st_mode)}, not a regular file",
+                "a regular file item.yaml",
+            )
+        ]
+    files, newest = _doc_files(
+        os.path.join(directory, "doc"), root_real, problems, archive, str(root)
+    )
     # parsing and validating cost more than walking: the outcome is kept while the
     # descriptor and doc/ stay as they were (no parsed YAML is kept: only the item)
     identity = ((st.st_ino, st.st_size, st.st_mtime_ns), files, newest, archive)
@@ -293,27 +371,49 @@ def read_repository(root: Path, archive: str, relative: str, cache: CrawlCache |
     return item, problems + item_problems
 
 
-def _validated(archive: str, relative: str, descriptor: str, st: os.stat_result, files: tuple, newest: float) -> tuple[Item | None, list[Problem]]:
+def _validated(
+    archive: str, relative: str, descriptor: str, st: os.stat_result, files: tuple, newest: float
+) -> tuple[Item | None, list[Problem]]:
     """read_item of the descriptor, or the problem of its YAML."""
     raw = _parse_yaml(Path(descriptor))
     if isinstance(raw, _YamlError):
-        return None, [Problem(archive, f"{relative}/item.yaml", "", raw.found, raw.expected or "a YAML mapping (archive-format.md, item.yaml)")]
+        return None, [
+            Problem(
+                archive,
+                f"{relative}/item.yaml",
+                "",
+                raw.found,
+                raw.expected or "a YAML mapping (archive-format.md, item.yaml)",
+            )
+        ]
     if (isinstance(raw, dict) and raw.get("state") == "Deleted") or not files:
         newest = st.st_mtime  # a removal is dated by its descriptor
     return read_item(archive, relative, raw, files, _utc(newest))
 
 
 def _unreadable(archive: str, relative: str, error: OSError) -> Problem:
-    return Problem(archive, f"{relative}/item.yaml", "", f"an unreadable file ({error.strerror})", "a readable item.yaml")
+    return Problem(
+        archive,
+        f"{relative}/item.yaml",
+        "",
+        f"an unreadable file ({error.strerror})",
+        "a readable item.yaml",
+    )
 
 
-def crawl_archive(root: Path | str, cache: CrawlCache | None = None, progress: Callable[[int], None] | None = None) -> Archive:
+def crawl_archive(
+    root: Path | str, cache: CrawlCache | None = None, progress: Callable[[int], None] | None = None
+) -> Archive:
     """Read one Archive tree: archive.yaml and every repository, in sorted order."""
     root = Path(root)
     name = root.name
     archive = Archive(root=root, name=name, info=None)
     if not root.is_dir():
-        archive.problems.append(Problem(name, str(root), "", "no such directory", "an Archive directory with archive.yaml"))
+        archive.problems.append(
+            Problem(
+                name, str(root), "", "no such directory", "an Archive directory with archive.yaml"
+            )
+        )
         return archive
     archive.info, problems = _archive_info(root, name, cache)
     archive.problems += problems
@@ -325,7 +425,9 @@ def crawl_archive(root: Path | str, cache: CrawlCache | None = None, progress: C
         found.append((relative, len(walk_problems)))
     relatives = [relative for relative, _ in found]
     done = 0
-    for (relative, before), (item, problems) in zip(found, _read_repositories(root, name, relatives, cache, progress)):
+    for (relative, before), (item, problems) in zip(
+        found, _read_repositories(root, name, relatives, cache, progress)
+    ):
         archive.problems += walk_problems[done:before]  # in the order a plain walk gives
         done = before
         archive.problems += problems
@@ -335,26 +437,58 @@ def crawl_archive(root: Path | str, cache: CrawlCache | None = None, progress: C
     return archive
 
 
-def _archive_info(root: Path, name: str, cache: CrawlCache | None) -> tuple[ArchiveInfo | None, list[Problem]]:
+def _archive_info(
+    root: Path, name: str, cache: CrawlCache | None
+) -> tuple[ArchiveInfo | None, list[Problem]]:
     """The validated archive.yaml of `root`, or the problems that leave the Archive out."""
     path = root / "archive.yaml"
     if os.path.lexists(path) and not _inside(os.path.realpath(root), str(path)):
-        return None, [Problem(name, "archive.yaml", "", OUT_OF_ROOT, "an archive.yaml inside the archive (the link is not followed)")]
+        return None, [
+            Problem(
+                name,
+                "archive.yaml",
+                "",
+                OUT_OF_ROOT,
+                "an archive.yaml inside the archive (the link is not followed)",
+            )
+        ]
     try:
         return read_archive_info(name, load_yaml(path, cache))
     except FileNotFoundError:
-        return None, [Problem(name, "archive.yaml", "", "no archive.yaml", "an archive.yaml at the Archive root")]
+        return None, [
+            Problem(
+                name, "archive.yaml", "", "no archive.yaml", "an archive.yaml at the Archive root"
+            )
+        ]
     except OSError as error:
-        return None, [Problem(name, "archive.yaml", "", f"an unreadable file ({error.strerror})", "a readable archive.yaml")]
+        return None, [
+            Problem(
+                name,
+                "archive.yaml",
+                "",
+                f"an unreadable file ({error.strerror})",
+                "a readable archive.yaml",
+            )
+        ]
     except _YamlProblem as problem:
-        return None, [Problem(name, "archive.yaml", "", problem.found, problem.expected or "a YAML mapping (archive-format.md, archive.yaml)")]
+        return None, [
+            Problem(
+                name,
+                "archive.yaml",
+                "",
+                problem.found,
+                problem.expected or "a YAML mapping (archive-format.md, archive.yaml)",
+            )
+        ]
 
 
 #: from how many repositories an Archive is read by forked processes (ibistatic.forked)
 PARALLEL_REPOSITORIES = 5000
 
 
-def _read_repositories(root: Path, name: str, relatives: list[str], cache: CrawlCache | None, progress) -> list[tuple]:
+def _read_repositories(
+    root: Path, name: str, relatives: list[str], cache: CrawlCache | None, progress
+) -> list[tuple]:
     """read_repository of each of `relatives`, in order: parsing and validating YAML is
     most of a cold crawl, so large Archives are read over the cores."""
     root_real = os.path.realpath(root)
@@ -374,11 +508,15 @@ def _read_repositories(root: Path, name: str, relatives: list[str], cache: Crawl
             reported = done
 
     doing = f"reading the {len(relatives):,} repositories of Archive {name}"
-    shares = forked.run_shares(lambda share, counter: _read_share(share, counter, root, name, relatives, cache, root_real), advance, doing)
+    shares = forked.run_shares(
+        lambda share, counter: _read_share(share, counter, root, name, relatives, cache, root_real),
+        advance,
+        doing,
+    )
     advance(len(relatives))
     results: list = [None] * len(relatives)
     for share, (read, fresh, hits, misses) in enumerate(shares):
-        results[share::forked.WORKERS] = read
+        results[share :: forked.WORKERS] = read
         if cache is not None:
             cache.entries.update(fresh)  # what the worker parsed, for the next crawl
             cache.hits += hits
@@ -386,13 +524,21 @@ def _read_repositories(root: Path, name: str, relatives: list[str], cache: Crawl
     return results
 
 
-def _read_share(share: int, counter, root: Path, name: str, relatives: list[str], cache: CrawlCache | None, root_real: str) -> tuple[list, dict, int, int]:
+def _read_share(
+    share: int,
+    counter,
+    root: Path,
+    name: str,
+    relatives: list[str],
+    cache: CrawlCache | None,
+    root_real: str,
+) -> tuple[list, dict, int, int]:
     """In a forked worker: every WORKERS-th repository from `share` on, and what the
     cache learnt meanwhile (the parent's copy of the cache does not see it)."""
     if cache is not None:
         cache.fresh, cache.hits, cache.misses = {}, 0, 0
     read = []
-    for number, relative in enumerate(relatives[share::forked.WORKERS], 1):
+    for number, relative in enumerate(relatives[share :: forked.WORKERS], 1):
         read.append(read_repository(root, name, relative, cache, root_real))
         if number % 64 == 0:
             forked.count(counter, 64)
@@ -410,14 +556,29 @@ def _repository_paths(root: Path, problems: list[Problem], archive: str) -> Iter
             here = parts + (name,)
             if len(here) < 4:
                 yield from walk(path, here)
-            elif os.path.lexists(os.path.join(path, "item.yaml")):  # read_repository says what is wrong with it
+            elif os.path.lexists(
+                os.path.join(path, "item.yaml")
+            ):  # read_repository says what is wrong with it
                 yield "/".join(here)
             else:
-                problems.append(Problem(archive, "/".join(here), "item.yaml", "a 4th-level directory without item.yaml", "a uniform repository holding item.yaml", "warning"))
+                problems.append(
+                    Problem(
+                        archive,
+                        "/".join(here),
+                        "item.yaml",
+                        "a 4th-level directory without item.yaml",
+                        "a uniform repository holding item.yaml",
+                        "warning",
+                    )
+                )
 
     yield from walk(root_s, ())
 
 
-def crawl(roots: Iterable[Path | str], cache: CrawlCache | None = None, progress: Callable[[int], None] | None = None) -> CrawlResult:
+def crawl(
+    roots: Iterable[Path | str],
+    cache: CrawlCache | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> CrawlResult:
     """Crawl every Archive, in the order given (the resolution order)."""
     return CrawlResult([crawl_archive(root, cache, progress) for root in roots])

@@ -16,15 +16,28 @@ from typing import Any
 from ..core.identifiers import Ibi, parse_ibi, parse_repository_name
 from ..core.languages import parse_language_tag
 from ..core.model import (
-    CONTENT_TYPES, DEFAULT_FILE_LIST_URL, DEFAULT_FILE_URL, STATES, ArchiveInfo, Item, split_query,
+    CONTENT_TYPES,
+    DEFAULT_FILE_LIST_URL,
+    DEFAULT_FILE_URL,
+    STATES,
+    ArchiveInfo,
+    Item,
+    split_query,
 )
 from ..core.pairlists import PAIR_LIST_CHARSETS
 from ..core.relations import parse_relation
 from ..errors import IbiSyntaxError, Problem
 from ..schema import Field, Schema
 
-__all__ = ["ARCHIVE_SCHEMA", "ITEM_SCHEMA", "ARCHIVE_KEYS", "ITEM_KEYS", "read_archive_info", "read_item",
-           "Collector"]
+__all__ = [
+    "ARCHIVE_SCHEMA",
+    "ITEM_SCHEMA",
+    "ARCHIVE_KEYS",
+    "ITEM_KEYS",
+    "read_archive_info",
+    "read_item",
+    "Collector",
+]
 
 TEMPLATE_FIELDS = ("address", "repository", "ibip", "path", "site")
 
@@ -38,7 +51,11 @@ def _shown(value: Any) -> str:
     if isinstance(value, str):
         return repr(value)  # text is the common case: quoting it says enough
     if isinstance(value, _dt.datetime):
-        return f"{str(value)!r} (a time)" if value.tzinfo else f"{str(value)!r} (a time without a time zone)"
+        return (
+            f"{str(value)!r} (a time)"
+            if value.tzinfo
+            else f"{str(value)!r} (a time without a time zone)"
+        )
     if isinstance(value, _dt.date):
         return f"{value.isoformat()!r} (a date without a time)"
     if isinstance(value, (int, float)):
@@ -91,8 +108,11 @@ def _syntax_found(error: IbiSyntaxError) -> str:
 
 # --- validators of values (each: collector, key, value, context -> the value or None) -----
 
+
 def _ibi(c: Collector, key: str, text: Any, *, repository_only: bool = False) -> Ibi | None:
-    what = "an IBI in repository-name form" if repository_only else "an IBI (repository name or IBIp)"
+    what = (
+        "an IBI in repository-name form" if repository_only else "an IBI (repository name or IBIp)"
+    )
     if not isinstance(text, str):
         c.error(key, _shown(text), what)
         return None
@@ -113,11 +133,13 @@ def _repository_name(c: Collector, key: str, value: Any, context: dict) -> Ibi |
 
 def _ibip(expected: str):
     """A validator of an IBI that must be in IBIp form; `expected` names that form."""
+
     def read(c: Collector, key: str, value: Any, context: dict) -> Ibi | None:
         ibi = _ibi(c, key, value)
         if ibi is not None and ibi.form != "ibip":
             c.error(key, repr(ibi.text), expected)
         return ibi
+
     return read
 
 
@@ -128,17 +150,23 @@ def _language(c: Collector, key: str, text: Any, context: dict | None = None) ->
     try:
         return str(parse_language_tag(text.strip()))
     except IbiSyntaxError as error:
-        c.error(key, _syntax_found(error), f"an ISO 639-1 language, optionally '-' and an ISO 3166-1 country: {error.expected} there")
+        c.error(
+            key,
+            _syntax_found(error),
+            f"an ISO 639-1 language, optionally '-' and an ISO 3166-1 country: {error.expected} there",
+        )
         return None
 
 
 def _one_of(allowed: tuple[str, ...], default: str | None):
     """A validator of a value among `allowed` (exactly so spelt)."""
+
     def read(c: Collector, key: str, value: Any, context: dict) -> str | None:
         if value not in allowed:
             c.error(key, _shown(value), "one of " + ", ".join(allowed))
             return default
         return value
+
     return read
 
 
@@ -159,8 +187,21 @@ def _address(c: Collector, key: str, value: Any, context: dict) -> str | None:
 
 
 #: what the site itself publishes at its top level: no template may name it
-SITE_OWN = ("404.html", "index.html", "index", "files", "metadata", "assets", "_ibistatic", "_redirects",
-            "_headers", "_worker.js", "sitemap.xml", "robots.txt", ".nojekyll")
+SITE_OWN = (
+    "404.html",
+    "index.html",
+    "index",
+    "files",
+    "metadata",
+    "assets",
+    "_ibistatic",
+    "_redirects",
+    "_headers",
+    "_worker.js",
+    "sitemap.xml",
+    "robots.txt",
+    ".nojekyll",
+)
 #: a template's start: an http(s) URL with a host, the site, or a path on the site's host
 _TEMPLATE_START = re.compile(r"(?i:https?://)[^/{}]*[^/]|\{site\}|/(?![/\\])")
 URL_TEMPLATE = "an http(s) URL, {site}... or /path template (archive-format.md, URLs)"
@@ -173,7 +214,11 @@ def _template(c: Collector, key: str, value: Any, context: dict) -> str | None:
     value = value.strip()
     for name in re.findall(r"\{([^{}]*)\}", value):
         if name not in TEMPLATE_FIELDS:
-            c.error(key, f"field {{{name}}} in {value!r}", "only " + ", ".join(f"{{{f}}}" for f in TEMPLATE_FIELDS))
+            c.error(
+                key,
+                f"field {{{name}}} in {value!r}",
+                "only " + ", ".join(f"{{{f}}}" for f in TEMPLATE_FIELDS),
+            )
             return None
     why = _template_problem(key, value)
     if why is not None:
@@ -195,7 +240,7 @@ def _template_problem(key: str, template: str) -> str | None:
         return f"which has {literal}"
     if not template.startswith("{site}"):
         return None
-    inside = template[len("{site}"):]
+    inside = template[len("{site}") :]
     if key == "file-list-url":
         ok = inside.startswith("files/{repository}/")
         return None if ok else "which is a page of the site outside files/{repository}/"
@@ -207,7 +252,9 @@ def _template_problem(key: str, template: str) -> str | None:
 
 def _relations(c: Collector, key: str, value: Any, context: dict):
     if not isinstance(value, list):
-        c.error(key, _shown(value), "a list of relations such as \"\", .lastedition, .metadata(oai_dc)")
+        c.error(
+            key, _shown(value), 'a list of relations such as "", .lastedition, .metadata(oai_dc)'
+        )
         return None
     relations = []
     for index, text in enumerate(value):
@@ -218,7 +265,11 @@ def _relations(c: Collector, key: str, value: Any, context: dict):
         try:
             relation = parse_relation(text.strip())
         except IbiSyntaxError as error:
-            c.error(f"{key}[{index}]", _syntax_found(error), f"a relation of Table 7.5: {error.expected} there")
+            c.error(
+                f"{key}[{index}]",
+                _syntax_found(error),
+                f"a relation of Table 7.5: {error.expected} there",
+            )
             continue
         if relation not in relations:
             relations.append(relation)
@@ -284,7 +335,9 @@ def _formats(c: Collector, key: str, value: Any, context: dict) -> tuple[tuple[s
     return tuple(sorted(formats))
 
 
-def _dublin_core(c: Collector, key: str, value: Any, context: dict) -> tuple[tuple[str, tuple[str, ...]], ...]:
+def _dublin_core(
+    c: Collector, key: str, value: Any, context: dict
+) -> tuple[tuple[str, tuple[str, ...]], ...]:
     if not isinstance(value, Mapping):
         c.error(key, _shown(value), "a mapping of Dublin Core element to text")
         return ()
@@ -323,81 +376,202 @@ def _only_file(c: Collector, context: dict) -> str | None:
     if not files:
         c.error("target", "an empty doc/", "a file in doc/ (an item that is not Deleted has one)")
     else:
-        c.error("target", f"no target and {len(files)} files in doc/", "a target naming the default file")
+        c.error(
+            "target",
+            f"no target and {len(files)} files in doc/",
+            "a target naming the default file",
+        )
     return None
 
 
 # --- the schemas: one declaration per key, in the order of the tables of archive-format.md --
 
 _DEPOSIT = "where [`ibistatic deposit`](cli/deposit.md) mints new IBIs for this Archive: "
-ARCHIVE_SCHEMA = Schema("archive.yaml", (
-    Field("address", "the Archive's web address, `host[:port]` (no scheme, no path), e.g. "
-          "`mtc-m16c.sid.inpe.br`; answered as `archiveaddress`",
-          required=True, expected="the Archive's host[:port]", read=_address),
-    Field("service-ibi", "the IBI, in repository-name form, of the archive service; answered as "
-          "`ibi.archiveservice`", required=True, expected="the repository name of the archive service",
-          read=_repository_name),
-    Field("service-ibip", "the same service's IBIp", "none", read=_ibip("an IBIp")),
-    Field("platform-software-ibi", "IBI (either form) of the platform software; answered as "
-          "`ibi.platformsoftware`", "none (`{}` in answers)", read=_any_ibi, attribute="platform_ibi"),
-    Field("file-url", "template of a file's URL", f"`{DEFAULT_FILE_URL}`", read=_template,
-          absent=DEFAULT_FILE_URL),
-    Field("file-list-url", "template of the page listing an item's files",
-          f"`{DEFAULT_FILE_LIST_URL}` (a page of the static site)", read=_template, absent=DEFAULT_FILE_LIST_URL),
-    Field("relations", "list of the relations this Archive answers, e.g. `\"\"`, `.lastedition`, "
-          "`.metadata(oai_dc)`, `.translation(pt)`; an empty list answers none; an empty entry is the "
-          "item itself", "every relation its items can answer", read=_relations),
-    Field("pair-list-charset", "how the Archive's answers (its pair lists: the Archive service, "
-          "`ibistatic properties`) write non-ASCII characters as `%hh`, Table 4.2 leaving \"o sistema de "
-          "codificação adotado\" to the Archive: `utf-8` (`Relat%C3%B3rio`) or `iso-8859-1` (`Relat%f3rio`, "
-          "lower-case hex, as Example 4.2 prints it). A character ISO-8859-1 lacks (`€`) keeps its UTF-8 "
-          "escapes, so that nothing is lost; ASCII escapes (`%20`) stay as written. The site, the index's "
-          "URLs and the resolver's redirects keep UTF-8 (RFC 3986)", "`utf-8`",
-          read=_one_of(PAIR_LIST_CHARSETS, "utf-8"), absent="utf-8"),
-    # read by `ibistatic deposit` (deposit.py), not by the crawl
-    Field("deposit-host", _DEPOSIT + "the identification subsystem's host name, e.g. "
-          "`mtc-m18.sid.inpe.br` (not an IP address)", "none"),
-    Field("deposit-ip", _DEPOSIT + "the subsystem's IP address (IPv4 or IPv6): every new item also "
-          "gets an IBIp", "none"),
-    Field("deposit-port", _DEPOSIT + "the subsystem's port, an integer from 1 to 65535",
-          "none (the ports the algorithms leave out)"),
-    Field("deposit-granularity", _DEPOSIT + "the distributor's grid: `60`, `1`, `0.1`, `0.01`, ... "
-          "seconds", "`1`"),
-))
+ARCHIVE_SCHEMA = Schema(
+    "archive.yaml",
+    (
+        Field(
+            "address",
+            "the Archive's web address, `host[:port]` (no scheme, no path), e.g. "
+            "`mtc-m16c.sid.inpe.br`; answered as `archiveaddress`",
+            required=True,
+            expected="the Archive's host[:port]",
+            read=_address,
+        ),
+        Field(
+            "service-ibi",
+            "the IBI, in repository-name form, of the archive service; answered as "
+            "`ibi.archiveservice`",
+            required=True,
+            expected="the repository name of the archive service",
+            read=_repository_name,
+        ),
+        Field("service-ibip", "the same service's IBIp", "none", read=_ibip("an IBIp")),
+        Field(
+            "platform-software-ibi",
+            "IBI (either form) of the platform software; answered as `ibi.platformsoftware`",
+            "none (`{}` in answers)",
+            read=_any_ibi,
+            attribute="platform_ibi",
+        ),
+        Field(
+            "file-url",
+            "template of a file's URL",
+            f"`{DEFAULT_FILE_URL}`",
+            read=_template,
+            absent=DEFAULT_FILE_URL,
+        ),
+        Field(
+            "file-list-url",
+            "template of the page listing an item's files",
+            f"`{DEFAULT_FILE_LIST_URL}` (a page of the static site)",
+            read=_template,
+            absent=DEFAULT_FILE_LIST_URL,
+        ),
+        Field(
+            "relations",
+            'list of the relations this Archive answers, e.g. `""`, `.lastedition`, '
+            "`.metadata(oai_dc)`, `.translation(pt)`; an empty list answers none; an empty entry is the "
+            "item itself",
+            "every relation its items can answer",
+            read=_relations,
+        ),
+        Field(
+            "pair-list-charset",
+            "how the Archive's answers (its pair lists: the Archive service, "
+            '`ibistatic properties`) write non-ASCII characters as `%hh`, Table 4.2 leaving "o sistema de '
+            'codificação adotado" to the Archive: `utf-8` (`Relat%C3%B3rio`) or `iso-8859-1` (`Relat%f3rio`, '
+            "lower-case hex, as Example 4.2 prints it). A character ISO-8859-1 lacks (`€`) keeps its UTF-8 "
+            "escapes, so that nothing is lost; ASCII escapes (`%20`) stay as written. The site, the index's "
+            "URLs and the resolver's redirects keep UTF-8 (RFC 3986)",
+            "`utf-8`",
+            read=_one_of(PAIR_LIST_CHARSETS, "utf-8"),
+            absent="utf-8",
+        ),
+        # read by `ibistatic deposit` (deposit.py), not by the crawl
+        Field(
+            "deposit-host",
+            _DEPOSIT + "the identification subsystem's host name, e.g. "
+            "`mtc-m18.sid.inpe.br` (not an IP address)",
+            "none",
+        ),
+        Field(
+            "deposit-ip",
+            _DEPOSIT + "the subsystem's IP address (IPv4 or IPv6): every new item also "
+            "gets an IBIp",
+            "none",
+        ),
+        Field(
+            "deposit-port",
+            _DEPOSIT + "the subsystem's port, an integer from 1 to 65535",
+            "none (the ports the algorithms leave out)",
+        ),
+        Field(
+            "deposit-granularity",
+            _DEPOSIT + "the distributor's grid: `60`, `1`, `0.1`, `0.01`, ... seconds",
+            "`1`",
+        ),
+    ),
+)
 
-ITEM_SCHEMA = Schema("item.yaml", (
-    Field("state", "`Original`, `Copy` or `Deleted` (exactly so capitalised)", required=True,
-          expected="one of " + ", ".join(STATES), read=_one_of(STATES, None)),
-    Field("ibip", "the item's IBIp form", "none", read=_ibip("an IBIp such as 8JMKD3MGP8W/35MME4E")),
-    Field("content-type", "`Data` or `Metadata`", "`Data`", read=_one_of(CONTENT_TYPES, "Data"), absent="Data"),
-    Field("timestamp", "last update (or removal), ISO 8601 UTC: `2009-07-21T13:23:45Z`",
-          "newest modification time of a file under `doc/` (of `item.yaml` for a `Deleted` item, or when "
-          "`doc/` is empty)", read=_timestamp, absent=lambda c, context: context["fallback_timestamp"]),
-    Field("target", "the default file, a path inside `doc/` (without `doc/`); an error when `doc/` has "
-          "several files and none is named; not needed for a `Deleted` item", "the only file of `doc/`",
-          read=_target, absent=_only_file),
-    Field("language", "language of the content: an ISO 639-1 code, optionally `-` and an ISO 3166-1 "
-          "country in capitals: `pt`, `pt-BR`", "none", read=_language),
-    Field("translations", "map language tag → IBI (either form) of the translation in that language",
-          "none", read=_translations, absent=()),
-    Field("next-edition", "IBI (either form) of the next edition of this item (not the item itself)",
-          "none", read=_any_ibi),
-    Field("metadata", "IBI (either form) of the `Metadata` item that describes this item", "none",
-          read=_any_ibi),
-    Field("formats", "(Metadata items) map format → file inside `doc/`; `oai_dc` is the format the "
-          "standard names; the `target` is the free-format metadata", "none", read=_formats, absent=()),
-    Field("dublin-core", "inline metadata: map Dublin Core element (`title`, `creator`, `date`, ...) → "
-          "string or list of strings; without a `metadata` item, ibistatic publishes it as a free-format "
-          "page and an `oai_dc` record in the site (such metadata has no IBI)", "none",
-          read=_dublin_core, absent=()),
-    Field("transferable", "`true` or `false` (YAML booleans, not strings); `false` for originals that "
-          "must never migrate, such as an archive service", "`true`", read=_boolean, absent=True),
-))
+ITEM_SCHEMA = Schema(
+    "item.yaml",
+    (
+        Field(
+            "state",
+            "`Original`, `Copy` or `Deleted` (exactly so capitalised)",
+            required=True,
+            expected="one of " + ", ".join(STATES),
+            read=_one_of(STATES, None),
+        ),
+        Field(
+            "ibip",
+            "the item's IBIp form",
+            "none",
+            read=_ibip("an IBIp such as 8JMKD3MGP8W/35MME4E"),
+        ),
+        Field(
+            "content-type",
+            "`Data` or `Metadata`",
+            "`Data`",
+            read=_one_of(CONTENT_TYPES, "Data"),
+            absent="Data",
+        ),
+        Field(
+            "timestamp",
+            "last update (or removal), ISO 8601 UTC: `2009-07-21T13:23:45Z`",
+            "newest modification time of a file under `doc/` (of `item.yaml` for a `Deleted` item, or when "
+            "`doc/` is empty)",
+            read=_timestamp,
+            absent=lambda c, context: context["fallback_timestamp"],
+        ),
+        Field(
+            "target",
+            "the default file, a path inside `doc/` (without `doc/`); an error when `doc/` has "
+            "several files and none is named; not needed for a `Deleted` item",
+            "the only file of `doc/`",
+            read=_target,
+            absent=_only_file,
+        ),
+        Field(
+            "language",
+            "language of the content: an ISO 639-1 code, optionally `-` and an ISO 3166-1 "
+            "country in capitals: `pt`, `pt-BR`",
+            "none",
+            read=_language,
+        ),
+        Field(
+            "translations",
+            "map language tag → IBI (either form) of the translation in that language",
+            "none",
+            read=_translations,
+            absent=(),
+        ),
+        Field(
+            "next-edition",
+            "IBI (either form) of the next edition of this item (not the item itself)",
+            "none",
+            read=_any_ibi,
+        ),
+        Field(
+            "metadata",
+            "IBI (either form) of the `Metadata` item that describes this item",
+            "none",
+            read=_any_ibi,
+        ),
+        Field(
+            "formats",
+            "(Metadata items) map format → file inside `doc/`; `oai_dc` is the format the "
+            "standard names; the `target` is the free-format metadata",
+            "none",
+            read=_formats,
+            absent=(),
+        ),
+        Field(
+            "dublin-core",
+            "inline metadata: map Dublin Core element (`title`, `creator`, `date`, ...) → "
+            "string or list of strings; without a `metadata` item, ibistatic publishes it as a free-format "
+            "page and an `oai_dc` record in the site (such metadata has no IBI)",
+            "none",
+            read=_dublin_core,
+            absent=(),
+        ),
+        Field(
+            "transferable",
+            "`true` or `false` (YAML booleans, not strings); `false` for originals that "
+            "must never migrate, such as an archive service",
+            "`true`",
+            read=_boolean,
+            absent=True,
+        ),
+    ),
+)
 ARCHIVE_KEYS = ARCHIVE_SCHEMA.keys
 ITEM_KEYS = ITEM_SCHEMA.keys
 
 
 # --- reading the descriptors -----------------------------------------------------------------
+
 
 def read_archive_info(name: str, raw: Any) -> tuple[ArchiveInfo | None, list[Problem]]:
     """Validate archive.yaml (ARCHIVE_SCHEMA, its table in archive-format.md)."""
@@ -431,7 +605,11 @@ def read_item(
     try:
         name = parse_repository_name(repository)
     except IbiSyntaxError as error:
-        c.error("", f"repository path {_syntax_found(error)}", f"a repository name: {error.expected} there")
+        c.error(
+            "",
+            f"repository path {_syntax_found(error)}",
+            f"a repository name: {error.expected} there",
+        )
         return None, c.problems
     if raw is None:
         raw = {}
@@ -449,6 +627,12 @@ def _self_references(c: Collector, name, fields: Mapping) -> None:
     ibip = fields.get("ibip")
     own = {name.key} | ({ibip.key} if ibip else set())
     if fields.get("next_edition") is not None and fields["next_edition"].key in own:
-        c.error("next-edition", repr(fields["next_edition"].text), "the IBI of another item (an item is not its own next edition)")
+        c.error(
+            "next-edition",
+            repr(fields["next_edition"].text),
+            "the IBI of another item (an item is not its own next edition)",
+        )
     if fields.get("metadata") is not None and fields["metadata"].key in own:
-        c.error("metadata", repr(fields["metadata"].text), "the IBI of another item (a Metadata item)")
+        c.error(
+            "metadata", repr(fields["metadata"].text), "the IBI of another item (a Metadata item)"
+        )

@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
+from ..core.identifiers import RepositoryName
 from ..core.model import ArchiveInfo, Item
 from ..core.properties import MemoryArchiveView
-from ..core.identifiers import RepositoryName
 from ..core.storage import Holdings, Published, holdings_of, patch_holdings, storage_problems
 from ..errors import Problem
 from .crawl import Archive, CrawlCache, CrawlResult, crawl, read_repository
@@ -51,7 +51,10 @@ class LoadedArchives:
     @cached_property
     def _views(self) -> dict[str, MemoryArchiveView]:
         # one view per Archive and load: a view memoizes its relation set
-        return {info.name: MemoryArchiveView(info, self.holdings.by_archive[info.name], self.site_url) for info in self.holdings.archives}
+        return {
+            info.name: MemoryArchiveView(info, self.holdings.by_archive[info.name], self.site_url)
+            for info in self.holdings.archives
+        }
 
     @property
     def errors(self) -> list[Problem]:
@@ -76,7 +79,12 @@ def _left_out(problems: list[Problem]) -> dict[str, str]:
     return {name.key: p.archive for p in problems if (name := _invalid_repository(p)) is not None}
 
 
-def _keep_last_good(archive: Archive, problems: list[Problem], last_good: Callable[[str, str], Item | None], present: Callable[[str], bool]) -> tuple[list[Item], list[Problem]]:
+def _keep_last_good(
+    archive: Archive,
+    problems: list[Problem],
+    last_good: Callable[[str, str], Item | None],
+    present: Callable[[str], bool],
+) -> tuple[list[Item], list[Problem]]:
     """The last good items of the repositories whose item.yaml has errors in `problems`
     (but not where `present(repository path)`: a valid item is there), and `problems`
     with a note after those of each repository so kept.
@@ -129,12 +137,18 @@ def _keep_last_archive(archive: Archive, last_archive: LastArchive) -> bool:
     archive.info, items = last
     archive.items = sorted(items, key=lambda item: item.repository.parts)
     count = f"{len(items):,} item{'s' if len(items) != 1 else ''}"
-    archive.problems.append(Problem(
-        archive.name, "archive.yaml", "",
-        f"the Archive's last good publication ({count}, address {archive.info.address}) kept published despite the errors",
-        "a valid archive.yaml (fix it to publish the Archive again; remove the Archive from the configuration to withdraw it)",
-        "warning",
-    ))
+    archive.problems.append(
+        Problem(
+            archive.name,
+            "archive.yaml",
+            "",
+            f"the Archive's last good publication ({count}, address {archive.info.address}) kept "
+            "published despite the errors",
+            "a valid archive.yaml (fix it to publish the Archive again; remove the Archive from "
+            "the configuration to withdraw it)",
+            "warning",
+        )
+    )
     return True
 
 
@@ -162,18 +176,27 @@ def load_archives(
             kept_archives.add(archive.name)
         elif last_good is not None:
             present = {item.repository.text for item in archive.items}
-            kept, archive.problems = _keep_last_good(archive, archive.problems, last_good, present.__contains__)
+            kept, archive.problems = _keep_last_good(
+                archive, archive.problems, last_good, present.__contains__
+            )
             if kept:
                 archive.items += kept
                 archive.items.sort(key=lambda item: item.repository.parts)
     return _checked(result, site_url, published, frozenset(kept_archives))
 
 
-def _checked(result: CrawlResult, site_url: str, published: Published | None = None, kept: frozenset[str] = frozenset()) -> LoadedArchives:
+def _checked(
+    result: CrawlResult,
+    site_url: str,
+    published: Published | None = None,
+    kept: frozenset[str] = frozenset(),
+) -> LoadedArchives:
     infos = [a.info for a in result.archives if a.info is not None]
     holdings = holdings_of(infos, result.items(), published)
     left_out = _left_out(result.problems)
-    return LoadedArchives(result, holdings, lambda: storage_problems(holdings, left_out), site_url, kept=kept)
+    return LoadedArchives(
+        result, holdings, lambda: storage_problems(holdings, left_out), site_url, kept=kept
+    )
 
 
 def reload_repositories(
@@ -196,7 +219,14 @@ def reload_repositories(
     archives = {str(archive.root): archive for archive in previous.crawl.archives}
     wanted: dict[str, set[str]] = {}
     for path in paths:
-        root = next((r for r in sorted(archives, key=len, reverse=True) if path == r or path.startswith(r + os.sep)), None)
+        root = next(
+            (
+                r
+                for r in sorted(archives, key=len, reverse=True)
+                if path == r or path.startswith(r + os.sep)
+            ),
+            None,
+        )
         if root is None or archives[root].info is None or archives[root].name in previous.kept:
             return None
         parts = os.path.relpath(path, root).split(os.sep)
@@ -221,10 +251,19 @@ def reload_repositories(
         return _checked(result, previous.site_url, published, previous.kept)
     left_out = _left_out(result.problems)
     touched = frozenset(item.key for item in (*removed, *added))
-    return LoadedArchives(result, holdings, lambda: storage_problems(holdings, left_out), previous.site_url, touched, previous.kept)
+    return LoadedArchives(
+        result,
+        holdings,
+        lambda: storage_problems(holdings, left_out),
+        previous.site_url,
+        touched,
+        previous.kept,
+    )
 
 
-def _reread(archive: Archive, again: set[str], cache, last_good) -> tuple[Archive, list[Item], list[Item]]:
+def _reread(
+    archive: Archive, again: set[str], cache, last_good
+) -> tuple[Archive, list[Item], list[Item]]:
     """`archive` with the repositories `again` (relative paths) read again: the new
     Archive, the items it no longer holds and the items it holds now."""
     items = list(archive.items)  # sorted by repository path: found by bisection
@@ -234,7 +273,11 @@ def _reread(archive: Archive, again: set[str], cache, last_good) -> tuple[Archiv
         at = bisect.bisect_left(items, parts, key=lambda item: item.repository.parts)
         if at < len(items) and items[at].repository.parts == parts:
             removed.append(items.pop(at))
-    problems = [p for p in archive.problems if not any(p.path == r or p.path.startswith(r + "/") for r in again)]
+    problems = [
+        p
+        for p in archive.problems
+        if not any(p.path == r or p.path.startswith(r + "/") for r in again)
+    ]
     found_problems: list[Problem] = []
     added = []
     root_real = os.path.realpath(archive.root)
@@ -246,14 +289,29 @@ def _reread(archive: Archive, again: set[str], cache, last_good) -> tuple[Archiv
             if item is not None:
                 added.append(item)
         elif os.path.isdir(directory):
-            found_problems.append(Problem(archive.name, relative, "item.yaml", "a 4th-level directory without item.yaml", "a uniform repository holding item.yaml", "warning"))
+            found_problems.append(
+                Problem(
+                    archive.name,
+                    relative,
+                    "item.yaml",
+                    "a 4th-level directory without item.yaml",
+                    "a uniform repository holding item.yaml",
+                    "warning",
+                )
+            )
     if last_good is not None:
         present = {item.repository.text for item in added}
-        kept, found_problems = _keep_last_good(archive, found_problems, last_good, present.__contains__)
+        kept, found_problems = _keep_last_good(
+            archive, found_problems, last_good, present.__contains__
+        )
         added += kept
     for item in sorted(added, key=lambda item: item.repository.parts):
         bisect.insort(items, item, key=lambda item: item.repository.parts)
-    return Archive(archive.root, archive.name, archive.info, items, problems + found_problems), removed, added
+    return (
+        Archive(archive.root, archive.name, archive.info, items, problems + found_problems),
+        removed,
+        added,
+    )
 
 
 def _repositories_under(archive, root: str, parts: list[str]) -> set[str]:
@@ -261,12 +319,23 @@ def _repositories_under(archive, root: str, parts: list[str]) -> set[str]:
     if len(parts) >= 4:
         return {"/".join(parts[:4])}
     prefix = "/".join(parts) + "/"
-    found = {"/".join(i.repository.parts) for i in archive.items if "/".join(i.repository.parts).startswith(prefix)}
+    found = {
+        "/".join(i.repository.parts)
+        for i in archive.items
+        if "/".join(i.repository.parts).startswith(prefix)
+    }
     base = os.path.join(root, *parts)
     for directory, subdirectories, _ in os.walk(base):  # what the folder holds now
         subdirectories[:] = sorted(d for d in subdirectories if not d.startswith("."))
-        depth = len(parts) + os.path.relpath(directory, base).count(os.sep) + (0 if directory == base else 1)
+        depth = (
+            len(parts)
+            + os.path.relpath(directory, base).count(os.sep)
+            + (0 if directory == base else 1)
+        )
         if depth == 3:
-            found.update("/".join(parts + os.path.relpath(os.path.join(directory, d), base).split(os.sep)) for d in subdirectories)
+            found.update(
+                "/".join(parts + os.path.relpath(os.path.join(directory, d), base).split(os.sep))
+                for d in subdirectories
+            )
             subdirectories[:] = []
     return found

@@ -29,7 +29,14 @@ try:  # libyaml's C loader: crawling 100k items must not be dominated by YAML pa
 except ImportError:  # pragma: no cover - depends on how PyYAML was built
     from yaml import SafeLoader as _BaseLoader
 
-__all__ = ["MAX_DESCRIPTOR_BYTES", "MAX_NESTING", "DescriptorError", "read_regular_file", "parse_descriptor", "file_kind"]
+__all__ = [
+    "MAX_DESCRIPTOR_BYTES",
+    "MAX_NESTING",
+    "DescriptorError",
+    "read_regular_file",
+    "parse_descriptor",
+    "file_kind",
+]
 
 #: the largest descriptor read: real ones are a few hundred bytes
 MAX_DESCRIPTOR_BYTES = 1024 * 1024
@@ -50,8 +57,13 @@ class DescriptorError(Exception):
 
 def file_kind(mode: int) -> str:
     """What a non-regular file is, in words."""
-    kinds = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
-             (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+    kinds = (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    )
     return next((words for test, words in kinds if test(mode)), "not a regular file")
 
 
@@ -71,7 +83,10 @@ def read_regular_file(path: str | os.PathLike, limit: int = MAX_DESCRIPTOR_BYTES
     finally:
         os.close(handle)
     if len(data) > limit:
-        raise DescriptorError(f"a file over {limit:,} bytes", f"a descriptor of at most {limit:,} bytes (archive-format.md, Limits)")
+        raise DescriptorError(
+            f"a file over {limit:,} bytes",
+            f"a descriptor of at most {limit:,} bytes (archive-format.md, Limits)",
+        )
     return data
 
 
@@ -84,7 +99,14 @@ def parse_descriptor(data: bytes) -> Any:
         return yaml.load(text, Loader=_Loader)
     except yaml.YAMLError as error:
         raise DescriptorError(_yaml_message(error)) from None
-    except (ValueError, TypeError, KeyError, AttributeError, OverflowError, RecursionError) as error:
+    except (
+        ValueError,
+        TypeError,
+        KeyError,
+        AttributeError,
+        OverflowError,
+        RecursionError,
+    ) as error:
         # a constructor this module does not wrap: no place to name, but never a traceback
         raise DescriptorError(f"YAML that cannot be read ({_short(str(error))})") from None
 
@@ -97,7 +119,9 @@ def _text(data: bytes) -> str:
     except UnicodeDecodeError as error:
         raise DescriptorError(f"bytes that are not UTF-8 at byte {error.start + 1}") from None
     if "\x00" in text:
-        raise DescriptorError(f"binary content (a NUL byte at byte {data.index(0) + 1})", "UTF-8 text")
+        raise DescriptorError(
+            f"binary content (a NUL byte at byte {data.index(0) + 1})", "UTF-8 text"
+        )
     return text
 
 
@@ -116,7 +140,10 @@ def _nesting_bound(text: str) -> int:
 def _check_nesting(text: str) -> None:
     """Count the depth on libyaml's event stream, which does not recurse."""
     depth = 0
-    starts, ends = (yaml.MappingStartEvent, yaml.SequenceStartEvent), (yaml.MappingEndEvent, yaml.SequenceEndEvent)
+    starts, ends = (
+        (yaml.MappingStartEvent, yaml.SequenceStartEvent),
+        (yaml.MappingEndEvent, yaml.SequenceEndEvent),
+    )
     try:
         for event in yaml.parse(text, Loader=_BaseLoader):
             if isinstance(event, starts):
@@ -124,7 +151,8 @@ def _check_nesting(text: str) -> None:
                 if depth > MAX_NESTING:
                     mark = event.start_mark
                     raise DescriptorError(
-                        f"lists or mappings nested over {MAX_NESTING} deep at line {mark.line + 1}, column {mark.column + 1}",
+                        f"lists or mappings nested over {MAX_NESTING} deep at line {mark.line + 1}, "
+                        f"column {mark.column + 1}",
                         f"at most {MAX_NESTING} levels (archive-format.md, Limits)",
                     )
             elif isinstance(event, ends):
@@ -136,7 +164,10 @@ def _check_nesting(text: str) -> None:
 def _yaml_message(error: yaml.YAMLError) -> str | DescriptorError:
     if isinstance(error, yaml.reader.ReaderError):  # a character YAML refuses, such as a control
         character = error.character if isinstance(error.character, int) else ord(error.character)
-        raise DescriptorError(f"a character YAML does not allow (#x{character:04x}) at character {error.position + 1}", "UTF-8 text")
+        raise DescriptorError(
+            f"a character YAML does not allow (#x{character:04x}) at character {error.position + 1}",
+            "UTF-8 text",
+        )
     mark = getattr(error, "problem_mark", None)
     problem = getattr(error, "problem", None) or str(error)
     if mark is not None:
@@ -155,12 +186,17 @@ class _Loader(_BaseLoader):
     def construct_mapping(self, node, deep=False):
         seen = set()
         for key_node, _ in node.value:
-            if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
+            if (
+                not isinstance(key_node, yaml.ScalarNode)
+                or key_node.tag == "tag:yaml.org,2002:merge"
+            ):
                 continue  # '<<' merges keys that the mapping may override
             key = self.construct_object(key_node)
             if key in seen:
                 mark = key_node.start_mark
-                raise ConstructorError(None, None, f"a duplicate key {_short(repr(key))} (a key may appear once)", mark)
+                raise ConstructorError(
+                    None, None, f"a duplicate key {_short(repr(key))} (a key may appear once)", mark
+                )
             seen.add(key)
         return super().construct_mapping(node, deep=deep)
 
@@ -173,7 +209,9 @@ def _located(construct):
             return construct(loader, node)
         except (ValueError, TypeError, KeyError, AttributeError, OverflowError) as error:
             value = node.value if isinstance(node, yaml.ScalarNode) else node.id
-            reason = str(error).split(":")[0] if isinstance(error, ValueError) else type(error).__name__
+            reason = (
+                str(error).split(":")[0] if isinstance(error, ValueError) else type(error).__name__
+            )
             tag = node.tag.rpartition(":")[2]
             problem = f"{_short(repr(value))} is not a valid {tag} ({_short(reason)})"
             raise ConstructorError(None, None, problem, node.start_mark) from None

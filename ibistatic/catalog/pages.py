@@ -222,7 +222,12 @@ def overview_page(catalog: Catalog) -> str:
     source = catalog.index()
     entries = catalog.entries.values()
     holdings = catalog.loaded.holdings
-    lines = ["# Catalog", "", f"{len(catalog.entries)} IBIs held by {len(holdings.archives)} Archives.", ""]
+    lines = [
+        "# Catalog",
+        "",
+        f"{len(catalog.entries)} IBIs held by {len(holdings.archives)} Archives.",
+        "",
+    ]
     lines += ["## Archives", ""] + _table(
         ("Archive", "address") + STATES + ("total",),
         (_archive_counts(catalog, source, info) for info in holdings.archives),
@@ -230,7 +235,10 @@ def overview_page(catalog: Catalog) -> str:
     states = Counter(item.state for item in holdings.all_items())
     lines += ["## States", ""] + _table(("state", "items"), ((s, str(states[s])) for s in STATES))
     years = Counter(entry.year for entry in entries)
-    year_rows = ((f"[{y}]({catalog.relative(source, catalog.page('years', y))})", str(n)) for y, n in sorted(years.items()))
+    year_rows = (
+        (f"[{y}]({catalog.relative(source, catalog.page('years', y))})", str(n))
+        for y, n in sorted(years.items())
+    )
     lines += ["## Years", ""] + _table(("year", "IBIs"), year_rows)
     return "\n".join(lines + _problem_section(catalog.loaded.problems))
 
@@ -244,7 +252,9 @@ def _archive_counts(catalog: Catalog, source: str, info: ArchiveInfo) -> list[st
     items = _archive_items(catalog, info.name)
     states = Counter(item.state for item in items)
     counts = [str(states[state]) for state in STATES]
-    return [catalog.archive_link(source, info.name), escape(info.address)] + counts + [str(len(items))]
+    return (
+        [catalog.archive_link(source, info.name), escape(info.address)] + counts + [str(len(items))]
+    )
 
 
 def _problem_section(problems: Sequence[Problem]) -> list[str]:
@@ -257,10 +267,17 @@ def _problem_section(problems: Sequence[Problem]) -> list[str]:
 
 
 def _listing(catalog: Catalog, source: str, rows: Iterable[tuple[Entry, str]]) -> list[str]:
-    return _table(("title", "IBI", "state"), (
-        [f"[{escape(entry.title)}]({catalog.relative(source, catalog.page('items', entry.key))})", escape(_forms(entry.item)), escape(state)]
-        for entry, state in rows
-    ))
+    return _table(
+        ("title", "IBI", "state"),
+        (
+            [
+                f"[{escape(entry.title)}]({catalog.relative(source, catalog.page('items', entry.key))})",
+                escape(_forms(entry.item)),
+                escape(state),
+            ]
+            for entry, state in rows
+        ),
+    )
 
 
 def _forms(item: Item) -> str:
@@ -271,20 +288,32 @@ def archive_page(catalog: Catalog, info: ArchiveInfo) -> str:
     source = catalog.page("archives", info.name)
     items = _archive_items(catalog, info.name)
     lines = [f"# Archive {escape(info.name)}", ""]
-    lines += _table(("property", "value"), (
-        ("address", escape(info.address)),
-        ("archive service", escape(" ".join(info.service_forms()[1::2]))),
-        ("items", str(len(items))),
-    ))
-    lines += [f"[Back to the catalog]({catalog.relative(source, catalog.index())})", "", "## Items", ""]
-    return "\n".join(lines + _listing(catalog, source, ((catalog.entries[i.key], i.state) for i in items)))
+    lines += _table(
+        ("property", "value"),
+        (
+            ("address", escape(info.address)),
+            ("archive service", escape(" ".join(info.service_forms()[1::2]))),
+            ("items", str(len(items))),
+        ),
+    )
+    lines += [
+        f"[Back to the catalog]({catalog.relative(source, catalog.index())})",
+        "",
+        "## Items",
+        "",
+    ]
+    return "\n".join(
+        lines + _listing(catalog, source, ((catalog.entries[i.key], i.state) for i in items))
+    )
 
 
 def year_page(catalog: Catalog, year: str, entries: Sequence[Entry]) -> str:
     source = catalog.page("years", year)
     lines = [f"# Items of {year}", "", f"{len(entries)} IBIs whose timestamp falls in {year}.", ""]
     lines += [f"[Back to the catalog]({catalog.relative(source, catalog.index())})", ""]
-    return "\n".join(lines + _listing(catalog, source, ((entry, entry.states()) for entry in entries)))
+    return "\n".join(
+        lines + _listing(catalog, source, ((entry, entry.states()) for entry in entries))
+    )
 
 
 # -- an item ----------------------------------------------------------------------------
@@ -311,7 +340,11 @@ def _identifiers(entry: Entry) -> list[str]:
     rows = [("repository name", escape(item.repository.text))]
     if item.ibip is not None:
         rows.append(("IBIp", escape(item.ibip.text)))
-    rows += [("state", escape(entry.states())), ("timestamp", escape(item.timestamp)), ("content type", escape(item.content_type))]
+    rows += [
+        ("state", escape(entry.states())),
+        ("timestamp", escape(item.timestamp)),
+        ("content type", escape(item.content_type)),
+    ]
     if item.language:
         rows.append(("language", escape(item.language)))
     return ["## Identifiers", ""] + _table(("", ""), rows)
@@ -323,9 +356,10 @@ def _dublin_core(item: Item) -> list[str]:
         return lines + ["The descriptor gives no Dublin Core metadata.", ""]
     order = {name: index for index, name in enumerate(DC_ORDER)}
     fields = sorted(item.dublin_core, key=lambda pair: (order.get(pair[0], len(order)), pair[0]))
-    return lines + _table(("element", "value"), (
-        (escape(name), "<br>".join(escape(value) for value in values)) for name, values in fields
-    ))
+    return lines + _table(
+        ("element", "value"),
+        ((escape(name), "<br>".join(escape(value) for value in values)) for name, values in fields),
+    )
 
 
 def _modifiers(item: Item) -> list[str]:
@@ -403,15 +437,33 @@ def _editions(catalog: Catalog, source: str, entry: Entry) -> list[str]:
     if not before and after is None:
         return lines + ["This is the only edition.", ""]
     lines += [
-        "- previous edition: " + (", ".join(catalog.entry_link(source, catalog.entries[k].item.repository) for k in before) or "none"),
-        "- next edition: " + (catalog.entry_link(source, after) if after is not None else "none (this is the last edition)"),
+        "- previous edition: "
+        + (
+            ", ".join(
+                catalog.entry_link(source, catalog.entries[k].item.repository) for k in before
+            )
+            or "none"
+        ),
+        "- next edition: "
+        + (
+            catalog.entry_link(source, after)
+            if after is not None
+            else "none (this is the last edition)"
+        ),
         "",
         "Every edition, oldest first:",
         "",
     ]
     for number, ibi in enumerate(_edition_chain(catalog, entry), 1):
         this = ibi.key == entry.key
-        lines.append(f"{number}. " + (f"**{escape(entry.title)}** (this item)" if this else catalog.entry_link(source, ibi)))
+        lines.append(
+            f"{number}. "
+            + (
+                f"**{escape(entry.title)}** (this item)"
+                if this
+                else catalog.entry_link(source, ibi)
+            )
+        )
     return lines + [""]
 
 
@@ -419,7 +471,10 @@ def _translations(catalog: Catalog, source: str, entry: Entry) -> list[str]:
     lines = ["## Translations", ""]
     if not entry.item.translations:
         return lines + ["The descriptor names no translation.", ""]
-    rows = ((escape(tag), catalog.entry_link(source, ibi), escape(ibi.text)) for tag, ibi in sorted(entry.item.translations, key=lambda t: t[0]))
+    rows = (
+        (escape(tag), catalog.entry_link(source, ibi), escape(ibi.text))
+        for tag, ibi in sorted(entry.item.translations, key=lambda t: t[0])
+    )
     return lines + _table(("language", "item", "IBI"), rows)
 
 
@@ -430,16 +485,26 @@ def _metadata(catalog: Catalog, source: str, entry: Entry) -> list[str]:
     lines = ["## Metadata", ""]
     if entry.item.metadata is not None:
         lines.append("- metadata item: " + catalog.entry_link(source, entry.item.metadata))
-    lines += ["- metadata of: " + catalog.entry_link(source, catalog.entries[key].item.repository) for key in described]
+    lines += [
+        "- metadata of: " + catalog.entry_link(source, catalog.entries[key].item.repository)
+        for key in described
+    ]
     return lines + [""]
 
 
 def _copies(catalog: Catalog, source: str, entry: Entry) -> list[str]:
     rows = (
-        (catalog.archive_link(source, info.name), escape(info.address), escape(item.state), escape(item.timestamp))
+        (
+            catalog.archive_link(source, info.name),
+            escape(info.address),
+            escape(item.state),
+            escape(item.timestamp),
+        )
         for info, item in entry.holders
     )
-    return ["## Copies and their Archives", ""] + _table(("Archive", "address", "state", "timestamp"), rows)
+    return ["## Copies and their Archives", ""] + _table(
+        ("Archive", "address", "state", "timestamp"), rows
+    )
 
 
 def _item_problems(problems: Sequence[Problem], key: str) -> list[str]:

@@ -78,7 +78,9 @@ class CatalogPlugin(BasePlugin[CatalogPluginConfig]):
         self.page_count = len(pages)
         for src_uri, content in pages.items():
             if files.get_file_from_path(src_uri) is not None:
-                raise PluginError(f"ibistatic: {src_uri} exists in the docs; set another 'path' for the catalog")
+                raise PluginError(
+                    f"ibistatic: {src_uri} exists in the docs; set another 'path' for the catalog"
+                )
             inclusion = InclusionLevel.UNDEFINED if src_uri == index else InclusionLevel.NOT_IN_NAV
             files.append(File.generated(config, src_uri, content=content, inclusion=inclusion))
         return files
@@ -95,7 +97,9 @@ class CatalogPlugin(BasePlugin[CatalogPluginConfig]):
 def _sources(options: CatalogPluginConfig) -> tuple[list[Path], str, Path | None]:
     """The archive roots and site URL, from ``config`` or from ``archives`` + ``site_url``."""
     if options.config and options.archives:
-        raise PluginError("ibistatic: give either 'config' or 'archives' (with 'site_url'), not both")
+        raise PluginError(
+            "ibistatic: give either 'config' or 'archives' (with 'site_url'), not both"
+        )
     if options.config:
         try:
             site = load_config(options.config)
@@ -103,9 +107,13 @@ def _sources(options: CatalogPluginConfig) -> tuple[list[Path], str, Path | None
             raise PluginError(f"ibistatic: {error}") from None
         return list(site.archives), site.site_url, Path(options.config)
     if not options.archives:
-        raise PluginError("ibistatic: expected 'config' (an ibistatic.yaml) or 'archives' with 'site_url'")
+        raise PluginError(
+            "ibistatic: expected 'config' (an ibistatic.yaml) or 'archives' with 'site_url'"
+        )
     if not options.site_url:
-        raise PluginError("ibistatic: 'archives' needs 'site_url', the URL the persistent links are published at")
+        raise PluginError(
+            "ibistatic: 'archives' needs 'site_url', the URL the persistent links are published at"
+        )
     site_url = options.site_url if options.site_url.endswith("/") else options.site_url + "/"
     return [Path(root) for root in options.archives], site_url, None
 

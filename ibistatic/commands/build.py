@@ -17,10 +17,24 @@ def add_parser(subparsers) -> None:
         "--config and no ibistatic.yaml in the current directory, publishes the bundled "
         "ibistatic/sample_archive/ into ./site. Exits 1 when an error was reported.",
     )
-    parser.add_argument("--config", metavar="FILE", help="the site configuration (default: ./ibistatic.yaml, else the bundled sample)")
-    parser.add_argument("--output", metavar="DIR", help="where to publish (default: the configuration's output)")
-    parser.add_argument("--strict", action="store_true", help="exit 1 when the archives have any problem (an error or a warning)")
-    parser.add_argument("--full", action="store_true", help="rebuild every file into a new tree (default: rewrite only what changed)")
+    parser.add_argument(
+        "--config",
+        metavar="FILE",
+        help="the site configuration (default: ./ibistatic.yaml, else the bundled sample)",
+    )
+    parser.add_argument(
+        "--output", metavar="DIR", help="where to publish (default: the configuration's output)"
+    )
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="exit 1 when the archives have any problem (an error or a warning)",
+    )
+    parser.add_argument(
+        "--full",
+        action="store_true",
+        help="rebuild every file into a new tree (default: rewrite only what changed)",
+    )
     parser.add_argument("--quiet", action="store_true", help="print only problems")
     parser.set_defaults(func=run)
 
@@ -68,7 +82,11 @@ def problem_lines(problems) -> list[str]:
         if count > ALIKE_WARNINGS:
             from ..errors import printable
 
-            lines.append(printable(f"warning: {archive}: ... and {count - ALIKE_WARNINGS:,} more warnings like this ({found})"))
+            lines.append(
+                printable(
+                    f"warning: {archive}: ... and {count - ALIKE_WARNINGS:,} more warnings like this ({found})"
+                )
+            )
     return lines
 
 

@@ -30,21 +30,69 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         description="Mint a new IBI through the temporal distributor kept with the Archive and "
         "create its uniform repository (item.yaml and doc/) in one atomic step.",
     )
-    parser.add_argument("files", nargs="+", metavar="FILE", help="the files of the item, copied into doc/")
-    parser.add_argument("--archive", metavar="DIR", required=True, help="the Archive (the directory holding archive.yaml)")
-    parser.add_argument("--host", metavar="NAME", help="host name of the subsystem (default: deposit-host of archive.yaml)")
-    parser.add_argument("--ip", metavar="ADDR", help="IP address of the subsystem: also record an IBIp (default: deposit-ip)")
-    parser.add_argument("--port", metavar="N", help="port of the subsystem (default: deposit-port, else 80 / 800)")
-    parser.add_argument("--granularity", metavar="R", help="60, 1, 0.1, 0.01, ... seconds (default: deposit-granularity, else 1)")
-    parser.add_argument("--at", metavar="SECONDS", help="the current date in POSIX seconds (decimal; at most 60 s ahead of the clock); no waiting")
-    parser.add_argument("--target", metavar="NAME", help="the default file (needed with several files)")
-    parser.add_argument("--language", metavar="TAG", help="language of the content: pt, en, pt-BR, ...")
-    parser.add_argument("--metadata", metavar="FILE.yaml", help="Dublin Core: a YAML mapping of element to text or list of texts")
+    parser.add_argument(
+        "files", nargs="+", metavar="FILE", help="the files of the item, copied into doc/"
+    )
+    parser.add_argument(
+        "--archive",
+        metavar="DIR",
+        required=True,
+        help="the Archive (the directory holding archive.yaml)",
+    )
+    parser.add_argument(
+        "--host",
+        metavar="NAME",
+        help="host name of the subsystem (default: deposit-host of archive.yaml)",
+    )
+    parser.add_argument(
+        "--ip",
+        metavar="ADDR",
+        help="IP address of the subsystem: also record an IBIp (default: deposit-ip)",
+    )
+    parser.add_argument(
+        "--port", metavar="N", help="port of the subsystem (default: deposit-port, else 80 / 800)"
+    )
+    parser.add_argument(
+        "--granularity",
+        metavar="R",
+        help="60, 1, 0.1, 0.01, ... seconds (default: deposit-granularity, else 1)",
+    )
+    parser.add_argument(
+        "--at",
+        metavar="SECONDS",
+        help="the current date in POSIX seconds (decimal; at most 60 s ahead of the clock); no waiting",
+    )
+    parser.add_argument(
+        "--target", metavar="NAME", help="the default file (needed with several files)"
+    )
+    parser.add_argument(
+        "--language", metavar="TAG", help="language of the content: pt, en, pt-BR, ..."
+    )
+    parser.add_argument(
+        "--metadata",
+        metavar="FILE.yaml",
+        help="Dublin Core: a YAML mapping of element to text or list of texts",
+    )
     parser.add_argument("--title", metavar="T", help="Dublin Core title")
-    parser.add_argument("--creator", metavar="C", action="append", help="Dublin Core creator (repeatable)")
-    parser.add_argument("--dc", metavar="element=value", action="append", help="any Dublin Core element (repeatable)")
-    parser.add_argument("--edition-of", metavar="IBI", help="the new item is the next edition of this item of the Archive")
-    parser.add_argument("--translation-of", metavar="IBI", help="the new item translates this item of the Archive into --language")
+    parser.add_argument(
+        "--creator", metavar="C", action="append", help="Dublin Core creator (repeatable)"
+    )
+    parser.add_argument(
+        "--dc",
+        metavar="element=value",
+        action="append",
+        help="any Dublin Core element (repeatable)",
+    )
+    parser.add_argument(
+        "--edition-of",
+        metavar="IBI",
+        help="the new item is the next edition of this item of the Archive",
+    )
+    parser.add_argument(
+        "--translation-of",
+        metavar="IBI",
+        help="the new item translates this item of the Archive into --language",
+    )
     parser.add_argument("--json", action="store_true", help="print a JSON object")
     parser.set_defaults(func=run)
 
@@ -78,14 +126,17 @@ def collect_metadata(args: argparse.Namespace) -> dict[str, Any] | None:
 
 def _report(done: Deposited, as_json: bool) -> str:
     if as_json:
-        return json.dumps({
-            "repository": done.repository,
-            "ibip": done.ibip,
-            "path": str(done.path),
-            "seconds": json_seconds(done.seconds),
-            "timestamp": done.timestamp,
-            "linked": [str(p) for p in done.linked],
-        }, ensure_ascii=False)
+        return json.dumps(
+            {
+                "repository": done.repository,
+                "ibip": done.ibip,
+                "path": str(done.path),
+                "seconds": json_seconds(done.seconds),
+                "timestamp": done.timestamp,
+                "linked": [str(p) for p in done.linked],
+            },
+            ensure_ascii=False,
+        )
     lines = [("repository", done.repository), ("ibip", done.ibip), ("path", str(done.path))]
     lines += [("linked", str(p)) for p in done.linked]
     return "\n".join(f"{key:<11} {value}" for key, value in lines if value is not None)

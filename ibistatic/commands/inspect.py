@@ -74,7 +74,9 @@ def _parse_with_hint(text: str) -> Ibi:
     try:
         return parse_ibi(text)
     except IbiSyntaxError as error:
-        raise IbiSyntaxError(error.text, error.position, error.expected, error.what, hint(text)) from None
+        raise IbiSyntaxError(
+            error.text, error.position, error.expected, error.what, hint(text)
+        ) from None
 
 
 def _shown(value: object) -> str:

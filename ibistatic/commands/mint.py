@@ -17,8 +17,8 @@ from pathlib import Path
 
 from ..core.ibip import as_seconds
 from ..core.minting import iso_date
-from ..errors import UsageError
 from ..distributor import check_not_future, default_state_path, mint_ibip, mint_repository_name
+from ..errors import UsageError
 from .inspect import json_seconds
 
 __all__ = ["add_parser", "run"]
@@ -32,12 +32,29 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "an IP address. Concurrent runs that share a state file never mint the same IBI.",
     )
     subsystem = parser.add_mutually_exclusive_group(required=True)
-    subsystem.add_argument("--host", metavar="NAME", help="host name of the subsystem: a repository name")
-    subsystem.add_argument("--ip", metavar="ADDR", help="IPv4 or IPv6 address of the subsystem: an IBIp")
-    parser.add_argument("--port", metavar="N", type=int, help="port of the subsystem (default 80 for --host, 800 for --ip)")
-    parser.add_argument("--at", metavar="SECONDS", help="the current date in POSIX seconds (decimal; at most 60 s ahead of the clock); no waiting")
-    parser.add_argument("--granularity", metavar="R", default="1", help="60, 1, 0.1, 0.01, ... seconds (default 1)")
-    parser.add_argument("--state", metavar="FILE", help="the distributor's state file (default: see docs)")
+    subsystem.add_argument(
+        "--host", metavar="NAME", help="host name of the subsystem: a repository name"
+    )
+    subsystem.add_argument(
+        "--ip", metavar="ADDR", help="IPv4 or IPv6 address of the subsystem: an IBIp"
+    )
+    parser.add_argument(
+        "--port",
+        metavar="N",
+        type=int,
+        help="port of the subsystem (default 80 for --host, 800 for --ip)",
+    )
+    parser.add_argument(
+        "--at",
+        metavar="SECONDS",
+        help="the current date in POSIX seconds (decimal; at most 60 s ahead of the clock); no waiting",
+    )
+    parser.add_argument(
+        "--granularity", metavar="R", default="1", help="60, 1, 0.1, 0.01, ... seconds (default 1)"
+    )
+    parser.add_argument(
+        "--state", metavar="FILE", help="the distributor's state file (default: see docs)"
+    )
     parser.add_argument("--json", action="store_true", help="print a JSON object")
     parser.set_defaults(func=run)
 
@@ -56,10 +73,17 @@ def run(args: argparse.Namespace) -> int:
     now = None if args.at is None else check_not_future(as_seconds(args.at, "--at"), "--at")
     target = args.host if args.host is not None else args.ip
     state = Path(args.state) if args.state else default_state_path(target, args.port)
-    mint, form = (mint_repository_name, "repository") if args.host is not None else (mint_ibip, "ibip")
+    mint, form = (
+        (mint_repository_name, "repository") if args.host is not None else (mint_ibip, "ibip")
+    )
     label, date = mint(target, args.port, state_path=state, granularity=args.granularity, now=now)
     if args.json:
-        info = {form: label, "seconds": json_seconds(date), "date": iso_date(date), "state": str(state)}
+        info = {
+            form: label,
+            "seconds": json_seconds(date),
+            "date": iso_date(date),
+            "state": str(state),
+        }
         print(json.dumps(info))
     else:
         print(label)

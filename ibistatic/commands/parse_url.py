@@ -54,7 +54,9 @@ def notes(url) -> list[str]:
 
     found = []
     if url.shape:
-        found.append(f"{url.shape!r} before the IBI is a shape urlib.net and INPE's Archives print; read as the IBI")
+        found.append(
+            f"{url.shape!r} before the IBI is a shape urlib.net and INPE's Archives print; read as the IBI"
+        )
     ignored = [name for name, _ in url.query if name not in (REQUIRED_STATUS, VERB_LIST)]
     if ignored:
         found.append("ignored query pairs (not the resolver's business): " + ", ".join(ignored))

@@ -16,11 +16,27 @@ def add_parser(subparsers) -> None:
         "filtered as FILTRARLISTADEURL does.",
     )
     parser.add_argument("ibi", help="the IBI, in either form")
-    parser.add_argument("--archive", required=True, metavar="DIR", help="the Archive's root directory")
-    parser.add_argument("--verbs", metavar="VERBLIST", help="a verb list such as 'GetLastEdition GetMetadata(oai_dc)'")
-    parser.add_argument("--filepath", default="", metavar="PATH", help="a file of the item (parsedibiurl.filepath)")
-    parser.add_argument("--client-ip", metavar="IP", help="clientinformation.ipaddress (accepted; URLs do not depend on it)")
-    parser.add_argument("--site-url", metavar="URL", help="base URL of the published site (default: from ibistatic.yaml)")
+    parser.add_argument(
+        "--archive", required=True, metavar="DIR", help="the Archive's root directory"
+    )
+    parser.add_argument(
+        "--verbs",
+        metavar="VERBLIST",
+        help="a verb list such as 'GetLastEdition GetMetadata(oai_dc)'",
+    )
+    parser.add_argument(
+        "--filepath", default="", metavar="PATH", help="a file of the item (parsedibiurl.filepath)"
+    )
+    parser.add_argument(
+        "--client-ip",
+        metavar="IP",
+        help="clientinformation.ipaddress (accepted; URLs do not depend on it)",
+    )
+    parser.add_argument(
+        "--site-url",
+        metavar="URL",
+        help="base URL of the published site (default: from ibistatic.yaml)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -59,7 +75,11 @@ def _site_url(args, archive_root) -> str:
     from ..config import CONFIG_NAME, load_config
 
     here = Path.cwd() / CONFIG_NAME
-    for candidate in (here, archive_root.resolve().parent / CONFIG_NAME, archive_root.resolve().parent.parent / CONFIG_NAME):
+    for candidate in (
+        here,
+        archive_root.resolve().parent / CONFIG_NAME,
+        archive_root.resolve().parent.parent / CONFIG_NAME,
+    ):
         if candidate.exists():
             return load_config(candidate).site_url
     return "https://ibi.example.org/"

@@ -12,10 +12,25 @@ def add_parser(subparsers) -> None:
         description="Resolve a persistent URL, or a bare IBI with modifiers, path and query, "
         "from a built index with no network. Prints the target URL, or the alert (exit 1).",
     )
-    parser.add_argument("url", help="e.g. 'https://ibi.example.org/8JMKD3MGP8W/35MMLL8!:(oai_dc)' or '8JMKD3MGP8W/35MMLL8!'")
-    parser.add_argument("--index", metavar="DIR", help="a built site or its index/ folder (default: the configured output)")
-    parser.add_argument("--accept-language", metavar="TAGS", help="the browser's Accept-Language, e.g. 'pt-BR,pt;q=0.8'")
-    parser.add_argument("--client-ip", metavar="IP", help="clientinformation.ipaddress (accepted; URLs do not depend on it)")
+    parser.add_argument(
+        "url",
+        help="e.g. 'https://ibi.example.org/8JMKD3MGP8W/35MMLL8!:(oai_dc)' or '8JMKD3MGP8W/35MMLL8!'",
+    )
+    parser.add_argument(
+        "--index",
+        metavar="DIR",
+        help="a built site or its index/ folder (default: the configured output)",
+    )
+    parser.add_argument(
+        "--accept-language",
+        metavar="TAGS",
+        help="the browser's Accept-Language, e.g. 'pt-BR,pt;q=0.8'",
+    )
+    parser.add_argument(
+        "--client-ip",
+        metavar="IP",
+        help="clientinformation.ipaddress (accepted; URLs do not depend on it)",
+    )
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.set_defaults(func=run)
 

@@ -13,11 +13,33 @@ def add_parser(subparsers) -> None:
         "when files change. Invalid descriptors are reported and their items keep their last "
         "good published state. Ctrl-C stops.",
     )
-    parser.add_argument("--config", metavar="FILE", help="the site configuration (default: ./ibistatic.yaml, else the bundled sample)")
-    parser.add_argument("--output", metavar="DIR", help="where to publish (default: the configuration's output)")
-    parser.add_argument("--polling", action="store_true", help="poll the file system instead of using its events (network file systems)")
-    parser.add_argument("--debounce", type=float, default=0.2, metavar="SECONDS", help="quiet time before a republish (default: 0.2)")
-    parser.add_argument("--rescan", type=float, default=300.0, metavar="SECONDS", help="republish anyway this often, as a backstop (default: 300)")
+    parser.add_argument(
+        "--config",
+        metavar="FILE",
+        help="the site configuration (default: ./ibistatic.yaml, else the bundled sample)",
+    )
+    parser.add_argument(
+        "--output", metavar="DIR", help="where to publish (default: the configuration's output)"
+    )
+    parser.add_argument(
+        "--polling",
+        action="store_true",
+        help="poll the file system instead of using its events (network file systems)",
+    )
+    parser.add_argument(
+        "--debounce",
+        type=float,
+        default=0.2,
+        metavar="SECONDS",
+        help="quiet time before a republish (default: 0.2)",
+    )
+    parser.add_argument(
+        "--rescan",
+        type=float,
+        default=300.0,
+        metavar="SECONDS",
+        help="republish anyway this often, as a backstop (default: 300)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -33,7 +55,9 @@ def run(args) -> int:
     def log(message: str) -> None:
         print(f"{time.strftime('%H:%M:%S')} {message}", file=sys.stderr, flush=True)
 
-    watcher = Watcher(config, polling=args.polling, debounce=args.debounce, rescan=args.rescan, log=log)
+    watcher = Watcher(
+        config, polling=args.polling, debounce=args.debounce, rescan=args.rescan, log=log
+    )
     signal.signal(signal.SIGTERM, lambda *_: watcher.stop())
     watcher.run()
     return 0

@@ -15,14 +15,46 @@ one difference, named groups, is written ``(?P<name>`` and the browser turns it 
 from __future__ import annotations
 
 __all__ = [
-    "WORD_PATTERN", "LAST_WORD_PATTERN", "IBIP_DIGIT_CLASS", "IBIP_PORT_SEPARATORS",
-    "IBIP_FRACTION_SEPARATORS", "REPOSITORY_PATTERN", "IBIP_PATTERN",
-    "LANGUAGES", "COUNTRIES", "FORMATS", "KINDS", "LASTEDITION", "TRANSLATION", "METADATA",
-    "MODIFIER_SYMBOLS", "RELATION_SYMBOLS", "VERB_NAMES", "FILE_LIST_VERB", "STEP_NOUNS",
-    "RELATION_HEADS", "RELATION_TAILS", "URL_SHAPES", "ARCHIVE_FILES", "DOC_FOLDER",
-    "REQUIRED_STATUS", "VERB_LIST", "ORIGINAL", "STATES", "PATH_CHARACTER_CLASS",
-    "QUERY_CHARACTER_CLASS", "URL_PATH_SAFE", "PRECOMPUTED_PATTERN", "ALERT_MESSAGES", "ALERT_TEXTS",
-    "BROWSER_ALERT_TITLES", "ALERTS", "MAX_HOPS", "ANSWER_ROW_FIELDS", "DC_ELEMENTS", "has_open_translation",
+    "WORD_PATTERN",
+    "LAST_WORD_PATTERN",
+    "IBIP_DIGIT_CLASS",
+    "IBIP_PORT_SEPARATORS",
+    "IBIP_FRACTION_SEPARATORS",
+    "REPOSITORY_PATTERN",
+    "IBIP_PATTERN",
+    "LANGUAGES",
+    "COUNTRIES",
+    "FORMATS",
+    "KINDS",
+    "LASTEDITION",
+    "TRANSLATION",
+    "METADATA",
+    "MODIFIER_SYMBOLS",
+    "RELATION_SYMBOLS",
+    "VERB_NAMES",
+    "FILE_LIST_VERB",
+    "STEP_NOUNS",
+    "RELATION_HEADS",
+    "RELATION_TAILS",
+    "URL_SHAPES",
+    "ARCHIVE_FILES",
+    "DOC_FOLDER",
+    "REQUIRED_STATUS",
+    "VERB_LIST",
+    "ORIGINAL",
+    "STATES",
+    "PATH_CHARACTER_CLASS",
+    "QUERY_CHARACTER_CLASS",
+    "URL_PATH_SAFE",
+    "PRECOMPUTED_PATTERN",
+    "ALERT_MESSAGES",
+    "ALERT_TEXTS",
+    "BROWSER_ALERT_TITLES",
+    "ALERTS",
+    "MAX_HOPS",
+    "ANSWER_ROW_FIELDS",
+    "DC_ELEMENTS",
+    "has_open_translation",
     "browser_facts",
 ]
 
@@ -127,7 +159,13 @@ FILE_LIST_VERB = "GetFileList"
 #: what each step returns, in English (Table 6.2)
 STEP_NOUNS = {LASTEDITION: "last edition", TRANSLATION: "translation", METADATA: "metadata"}
 #: relation = ([u [t]] | [t [u]]) [m [t]]: one of these heads, then one of these tails
-RELATION_HEADS = ((), (LASTEDITION,), (LASTEDITION, TRANSLATION), (TRANSLATION,), (TRANSLATION, LASTEDITION))
+RELATION_HEADS = (
+    (),
+    (LASTEDITION,),
+    (LASTEDITION, TRANSLATION),
+    (TRANSLATION,),
+    (TRANSLATION, LASTEDITION),
+)
 RELATION_TAILS = ((), (METADATA,), (METADATA, TRANSLATION))
 
 
@@ -177,7 +215,17 @@ PRECOMPUTED_PATTERN = (
 
 MAX_HOPS = 64
 #: the order of a resolution's fields in the index's precomputed answers (answers/)
-ANSWER_ROW_FIELDS = ("url", "alert", "archive", "address", "state", "ibi", "content_type", "relation", "chain")
+ANSWER_ROW_FIELDS = (
+    "url",
+    "alert",
+    "archive",
+    "address",
+    "state",
+    "ibi",
+    "content_type",
+    "relation",
+    "chain",
+)
 #: alert -> the one-line message of the resolution (CLI, API, JSON, pages, browser)
 ALERT_MESSAGES = {
     "not-found": "no Archive holds this IBI",
@@ -191,11 +239,28 @@ ALERTS = tuple(ALERT_MESSAGES)
 #: alert -> (title, explanation) shown on alert pages
 ALERT_TEXTS = {
     "not-found": ("Not found", "No Archive of this site holds an item with this IBI."),
-    "deleted": ("Deleted item", "The item was removed from its Archive; its IBI is never given to another item."),
-    "conflict": ("Conflicting originals", "Two or more Archives claim to hold the original of this item, so none of them can be trusted to vouch for it until the conflict is investigated."),
-    "no-original": ("No original", "Only copies of this item are known; the request asked for the original."),
-    "unavailable": ("Not available", "The item exists, but no Archive of this site can answer this relation of it (no such translation, edition or metadata)."),
-    "loop": ("Loop", "Following the editions, translations or metadata of this item comes back where it started."),
+    "deleted": (
+        "Deleted item",
+        "The item was removed from its Archive; its IBI is never given to another item.",
+    ),
+    "conflict": (
+        "Conflicting originals",
+        "Two or more Archives claim to hold the original of this item, so none of them can be "
+        "trusted to vouch for it until the conflict is investigated.",
+    ),
+    "no-original": (
+        "No original",
+        "Only copies of this item are known; the request asked for the original.",
+    ),
+    "unavailable": (
+        "Not available",
+        "The item exists, but no Archive of this site can answer this relation of it (no such "
+        "translation, edition or metadata).",
+    ),
+    "loop": (
+        "Loop",
+        "Following the editions, translations or metadata of this item comes back where it started.",
+    ),
 }
 #: the browser's titles: the alerts', and those of its own two failures
 BROWSER_ALERT_TITLES = {
@@ -209,8 +274,21 @@ BROWSER_ALERT_TITLES = {
 
 #: The 15 elements of the Dublin Core Metadata Element Set, in the order of the oai_dc schema.
 DC_ELEMENTS = (
-    "title", "creator", "subject", "description", "publisher", "contributor", "date",
-    "type", "format", "identifier", "source", "language", "relation", "coverage", "rights",
+    "title",
+    "creator",
+    "subject",
+    "description",
+    "publisher",
+    "contributor",
+    "date",
+    "type",
+    "format",
+    "identifier",
+    "source",
+    "language",
+    "relation",
+    "coverage",
+    "rights",
 )
 
 

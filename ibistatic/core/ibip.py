@@ -74,7 +74,9 @@ _DIGIT_VALUES = {digit: value for value, digit in enumerate(DIGITS)}
 def as_seconds(value: Fraction | int | Decimal | str, what: str = "date") -> Fraction:
     """An exact number of POSIX seconds from an int, Fraction, Decimal or decimal string."""
     if isinstance(value, bool) or isinstance(value, float):
-        raise UsageError(f"{what} must be exact (int, Fraction, Decimal or decimal string), not {value!r}")
+        raise UsageError(
+            f"{what} must be exact (int, Fraction, Decimal or decimal string), not {value!r}"
+        )
     if isinstance(value, (int, Fraction)):
         return Fraction(value)
     if isinstance(value, Decimal) and value.is_finite():
@@ -218,7 +220,9 @@ def ibip_suffix(seconds: Fraction | int | Decimal | str) -> str:
     date = as_seconds(seconds)
     whole = math.floor(date)
     if whole < EPOCH:
-        raise UsageError(f"an IBIp cannot code a date before 1995-08-01T00:00:00Z ({EPOCH}): {seconds_text(date)}")
+        raise UsageError(
+            f"an IBIp cannot code a date before 1995-08-01T00:00:00Z ({EPOCH}): {seconds_text(date)}"
+        )
     suffix = encode_number(whole - EPOCH)
     if date != whole:
         suffix += FRACTION_SEPARATOR + _code_fraction(date - whole)
@@ -268,7 +272,9 @@ class _Decoder:
         """coded-IP, up to the separator at ``end``."""
         version = 4 if self.upper[end] == IPV4_SEPARATOR else 6
         number = self.number(0, end, "the coded IP")
-        digits, limit = (IPV4_DIGITS, _MAX_IPV4_CODE) if version == 4 else (IPV6_DIGITS, _MAX_IPV6_CODE)
+        digits, limit = (
+            (IPV4_DIGITS, _MAX_IPV4_CODE) if version == 4 else (IPV6_DIGITS, _MAX_IPV6_CODE)
+        )
         text = _to_base(number, digits) if number < limit else ""
         try:
             address = ipaddress.ip_address(text)
@@ -291,7 +297,9 @@ class _Decoder:
         """coded-fraction: the reversed decimal digits of the fraction."""
         number = self.number(start, end, "the coded fraction")
         if not 0 < number < 10**MAX_FRACTION_DIGITS:
-            raise self.fail(start, f"the code of a fraction of 1 to {MAX_FRACTION_DIGITS} decimal digits")
+            raise self.fail(
+                start, f"the code of a fraction of 1 to {MAX_FRACTION_DIGITS} decimal digits"
+            )
         digits = str(number)[::-1]
         return Fraction(int(digits), 10 ** len(digits))
 

@@ -440,8 +440,10 @@ def _looks_like_ibip(text: str, start: int) -> bool:
     """Whether the text up to the first "/" is IBIp letters with a digit or a W or X in
     them (a host name's last word rarely holds digits)."""
     head = text[start:].split("/", 1)[0]
-    return bool(head) and re.fullmatch(r"[2-9A-HJ-NP-UWXa-hj-np-uwx]+", head) is not None and bool(
-        set(head) & set("23456789" + IBIP_PORT_SEPARATORS)
+    return (
+        bool(head)
+        and re.fullmatch(r"[2-9A-HJ-NP-UWXa-hj-np-uwx]+", head) is not None
+        and bool(set(head) & set("23456789" + IBIP_PORT_SEPARATORS))
     )
 
 
@@ -460,8 +462,12 @@ def _fast_repository(text: str) -> RepositoryName | None:
         return None
     port = match["port"]
     return RepositoryName(
-        text=text, subdomain=match["subdomain"], word=match["word"], port=int(port) if port else None,
-        port_separator=match["separator"] or "", suffix=match["suffix"],
+        text=text,
+        subdomain=match["subdomain"],
+        word=match["word"],
+        port=int(port) if port else None,
+        port_separator=match["separator"] or "",
+        suffix=match["suffix"],
     )
 
 

@@ -105,8 +105,13 @@ def suffix_seconds(suffix: str) -> Fraction | None:
     month, day, hour, minute, *second = rest.split(".")
     try:
         moment = datetime(
-            int(year), int(month), int(day), int(hour), int(minute),
-            int(second[0]) if second else 0, tzinfo=timezone.utc,
+            int(year),
+            int(month),
+            int(day),
+            int(hour),
+            int(minute),
+            int(second[0]) if second else 0,
+            tzinfo=timezone.utc,
         )
     except ValueError:
         return None

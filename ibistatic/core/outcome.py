@@ -18,7 +18,6 @@ from .facts import ALERTS, ANSWER_ROW_FIELDS, MAX_HOPS
 __all__ = ["Resolution", "ALERTS", "MAX_HOPS", "row_of", "from_row"]
 
 
-
 @dataclass(frozen=True, slots=True)
 class Resolution:
     """The outcome: a URL, or an alert; where it came from; the IBIs followed."""
@@ -39,25 +38,31 @@ class Resolution:
 
     def as_json(self) -> dict:
         return {
-            "url": self.url, "alert": self.alert, "archive": self.archive,
-            "archiveaddress": self.address, "state": self.state, "ibi": self.ibi,
-            "contenttype": self.content_type, "chain": list(self.chain),
-            "relation": self.relation, "message": self.message,
+            "url": self.url,
+            "alert": self.alert,
+            "archive": self.archive,
+            "archiveaddress": self.address,
+            "state": self.state,
+            "ibi": self.ibi,
+            "contenttype": self.content_type,
+            "chain": list(self.chain),
+            "relation": self.relation,
+            "message": self.message,
         }
-
-
 
 
 def _alert(alert: str, chain: list[str], **known) -> Resolution:
     return Resolution(None, alert, chain=tuple(chain), message=_MESSAGES[alert], **known)
 
 
-
 ROW_FIELDS = ANSWER_ROW_FIELDS
 
 
 def row_of(resolution: Resolution) -> list:
-    return [getattr(resolution, name) if name != "chain" else list(resolution.chain) for name in ROW_FIELDS]
+    return [
+        getattr(resolution, name) if name != "chain" else list(resolution.chain)
+        for name in ROW_FIELDS
+    ]
 
 
 def from_row(row: list, asked: str, steps: Relation = ()) -> Resolution:
@@ -68,5 +73,7 @@ def from_row(row: list, asked: str, steps: Relation = ()) -> Resolution:
     chain = tuple([asked] + computed_for[1:])
     alert = fields["alert"]
     if alert and alert != "deleted" and computed_for and fields["ibi"] == computed_for[0]:
-        fields["ibi"] = asked  # an alert names the IBI as asked (a deleted item: as stored), as resolve() does
+        fields["ibi"] = (
+            asked  # an alert names the IBI as asked (a deleted item: as stored), as resolve() does
+        )
     return Resolution(**fields, chain=chain, message=_MESSAGES[alert] if alert else "", asked=steps)

@@ -33,7 +33,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-
 from typing import TYPE_CHECKING
 
 from ..errors import IbiSyntaxError, UsageError
@@ -232,8 +231,11 @@ def property_pairs(answer: "PropertyList | None") -> list[Pair]:
     for relation, known in answer.relations.items():
         suffix = relation_text(relation)
         for name, value in (
-            ("ibi", known.ibi), ("url", known.url), ("contenttype", known.content_type),
-            ("state", known.state), ("timestamp", known.timestamp),
+            ("ibi", known.ibi),
+            ("url", known.url),
+            ("contenttype", known.content_type),
+            ("state", known.state),
+            ("timestamp", known.timestamp),
         ):
             if value is not None:
                 pairs.append((name + suffix, value))
@@ -279,7 +281,12 @@ def parse_pairs(text: str, strict: bool = False) -> list[Pair]:
             break
         position = _espaco(text, position, end, strict)
         if strict and position == end:
-            raise IbiSyntaxError(text, position, "a pair after the separator (nothing may follow the last pair)", "pair list")
+            raise IbiSyntaxError(
+                text,
+                position,
+                "a pair after the separator (nothing may follow the last pair)",
+                "pair list",
+            )
     return pairs
 
 
@@ -325,7 +332,9 @@ def _espaco(text: str, start: int, end: int, strict: bool = False) -> int:
     for separator in (" ", "\r\n") if strict else (" ", "\r\n", "\n"):
         if text.startswith(separator, start) and start + len(separator) <= end:
             return start + len(separator)
-    expected = "one SP or CRLF, or end of pair list" if strict else "' ', a line break or end of pair list"
+    expected = (
+        "one SP or CRLF, or end of pair list" if strict else "' ', a line break or end of pair list"
+    )
     raise IbiSyntaxError(text, start, _hint(text, start, expected), "pair list")
 
 

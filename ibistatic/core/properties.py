@@ -64,6 +64,7 @@ __all__ = [
     "default_relations",
 ]
 
+
 class ArchiveView(Protocol):
     """One Archive as MONTARLISTADEURL sees it."""
 
@@ -85,7 +86,9 @@ class MemoryArchiveView:
     _relations: tuple[Relation, ...] | None = None
 
     @classmethod
-    def of(cls, info: ArchiveInfo, items: Iterable[Item], site_url: str = "") -> "MemoryArchiveView":
+    def of(
+        cls, info: ArchiveInfo, items: Iterable[Item], site_url: str = ""
+    ) -> "MemoryArchiveView":
         by_key: dict[str, Item] = {}
         for item in items:
             for key in item.keys():
@@ -148,7 +151,11 @@ def translation_target(item: Item, language: str) -> tuple[str, Ibi | None] | No
     for exact in (True, False):
         for tag, ibi in candidates:
             tag_l = tag.lower()
-            if tag_l == wanted if exact else (tag_l == _tag_language(wanted) or _tag_language(tag_l) == wanted):
+            if (
+                tag_l == wanted
+                if exact
+                else (tag_l == _tag_language(wanted) or _tag_language(tag_l) == wanted)
+            ):
                 return ("self", None) if ibi is None else ("ref", ibi)
     return None
 
@@ -185,7 +192,11 @@ def _step(view: ArchiveView, current: Related, step: Step) -> Related | None:
         if found is None:
             return None
         # another item in that language: its record of the same format, if it has one
-        return _self_by_language(current) if found[0] == "self" else _reference(view, found[1], current.format)
+        return (
+            _self_by_language(current)
+            if found[0] == "self"
+            else _reference(view, found[1], current.format)
+        )
     if step.kind == "metadata":
         if item.metadata is not None:
             return _reference(view, item.metadata, step.param)
@@ -232,21 +243,28 @@ def unsafe_url(url: str) -> str | None:
     return None
 
 
-def _format_url(template: str, info: ArchiveInfo, item: Item, path: str, site_url: str) -> str | None:
+def _format_url(
+    template: str, info: ArchiveInfo, item: Item, path: str, site_url: str
+) -> str | None:
     """The URL `template` gives for a file of `item`; None when it is not safe to publish
     (archive.yaml's templates are checked when read, so this is the last line only)."""
     file, query = split_query(path)
-    url = template.format(
-        address=info.address,
-        repository=item.repository.text,
-        ibip=item.ibip.text if item.ibip else "",
-        path=quote_path(file),
-        site=site_url,
-    ) + query
+    url = (
+        template.format(
+            address=info.address,
+            repository=item.repository.text,
+            ibip=item.ibip.text if item.ibip else "",
+            path=quote_path(file),
+            site=site_url,
+        )
+        + query
+    )
     return None if unsafe_url(url) else url
 
 
-def related_url(view: ArchiveView, related: Related, filepath: str = "", file_list: bool = False) -> str | None:
+def related_url(
+    view: ArchiveView, related: Related, filepath: str = "", file_list: bool = False
+) -> str | None:
     """CRIARPARURL's value: the related item's URL, that of one of its files, or its file list."""
     info, site = view.info, view.site_url
     if related.inline is not None:
@@ -260,7 +278,11 @@ def related_url(view: ArchiveView, related: Related, filepath: str = "", file_li
     if file_list:  # the verb list wins over the path
         return _format_url(info.file_list_url, info, item, "", site)
     if filepath:
-        return _format_url(info.file_url, info, item, filepath, site) if filepath in item.files else None
+        return (
+            _format_url(info.file_url, info, item, filepath, site)
+            if filepath in item.files
+            else None
+        )
     if related.file is None:
         return None
     return _format_url(info.file_url, info, item, related.file, site)
@@ -339,7 +361,9 @@ class PropertyList:
         return self.relations.get(relation)
 
 
-def _relation_answer(view: ArchiveView, item: Item, relation: Relation, filepath: str, file_list: bool) -> RelationAnswer | None:
+def _relation_answer(
+    view: ArchiveView, item: Item, relation: Relation, filepath: str, file_list: bool
+) -> RelationAnswer | None:
     related = follow(view, item, relation)
     if related is None:
         return None
@@ -403,7 +427,9 @@ def _matches(relation: Relation, wanted: Relation) -> bool:
     return True
 
 
-def filter_property_list(answer: PropertyList | None, verbs: VerbList | None) -> PropertyList | None:
+def filter_property_list(
+    answer: PropertyList | None, verbs: VerbList | None
+) -> PropertyList | None:
     """FILTRARLISTADEURL: keep the identifying properties and those of the asked relation.
 
     Optional in the standard, and it never changes the outcome.  The item's ``ibi`` is
@@ -426,14 +452,18 @@ def filter_property_list(answer: PropertyList | None, verbs: VerbList | None) ->
     asks_last_edition = any(step.kind == "lastedition" for step in wanted)
     has_url = any(known.url is not None for known in kept.values())
     return replace(
-        answer, relations=kept,
+        answer,
+        relations=kept,
         nextedition=answer.nextedition if asks_last_edition else None,
         urlkey=answer.urlkey if has_url else None,
     )
 
 
 def archive_response(
-    view: ArchiveView, query: Mapping[str, str], urlkey: Callable[[], str] = new_urlkey, filtered: bool = True,
+    view: ArchiveView,
+    query: Mapping[str, str],
+    urlkey: Callable[[], str] = new_urlkey,
+    filtered: bool = True,
 ) -> list[tuple[str, str | tuple[str, ...]]]:
     """Algorithm 1 (MONTARRESPOSTA) for the three service subjects of §7.
 
@@ -458,7 +488,11 @@ def archive_response(
         raise UsageError(
             f"servicesubject {subject!r}: expected inclusionConfirmationRequest, urlRequest or acknowledgment"
         )
-    verbs = parse_verb_list(query["parsedibiurl.verblist"]) if query.get("parsedibiurl.verblist") else None
+    verbs = (
+        parse_verb_list(query["parsedibiurl.verblist"])
+        if query.get("parsedibiurl.verblist")
+        else None
+    )
     try:
         key = ibi_key(query.get("parsedibiurl.ibi", ""))
     except IbiSyntaxError:

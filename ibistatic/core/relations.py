@@ -439,8 +439,14 @@ def relation_problems(archives, items) -> list:
             if not _covered(relation[0].param, declared[item.archive]):
                 needed.setdefault((item.archive, relation), f"{item.repository.text} ({why})")
     return [
-        Problem(archive, "archive.yaml", "relations", f"no {relation_text(relation)!r}, which {who} needs",
-                "every relation the Archive's items need (resolution-system §7.2)", "warning")
+        Problem(
+            archive,
+            "archive.yaml",
+            "relations",
+            f"no {relation_text(relation)!r}, which {who} needs",
+            "every relation the Archive's items need (resolution-system §7.2)",
+            "warning",
+        )
         for (archive, relation), who in needed.items()
     ]
 
@@ -450,7 +456,9 @@ def _translations_needed(item) -> list[tuple[Relation, str]]:
         needs = [((Step(TRANSLATION, None),), "an item without a language")]
     else:
         needs = [((Step(TRANSLATION, item.language),), f"an item in {item.language}")]
-    needs += [((Step(TRANSLATION, tag),), f"a translation in {tag}") for tag, _ in item.translations]
+    needs += [
+        ((Step(TRANSLATION, tag),), f"a translation in {tag}") for tag, _ in item.translations
+    ]
     return needs
 
 

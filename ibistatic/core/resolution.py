@@ -34,12 +34,13 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from .identifiers import Ibi, parse_ibi
-from .outcome import ALERTS, MAX_HOPS, Resolution, _alert
 from .languages import match_language
+from .outcome import ALERTS, MAX_HOPS, Resolution, _alert
 from .properties import ArchiveView, PropertyList, RelationAnswer, property_list
 from .relations import Relation, Step, VerbList, relation_text
 
 __all__ = ["Resolution", "resolve", "ALERTS", "wanted_relations"]
+
 
 def _pattern_matches(relation: Relation, pattern: Relation) -> bool:
     """`relation` is `pattern` with each language-less translation step made concrete."""
@@ -66,7 +67,9 @@ def wanted_relations(view: ArchiveView, steps: Relation) -> list[Relation]:
 
 def _wanted_relations(view: ArchiveView, steps: Relation) -> list[Relation]:
     prefixes = [()] + [steps[:n] for n in range(1, len(steps) + 1)]
-    open_prefixes = [p for p in prefixes if any(s.kind == "translation" and s.param is None for s in p)]
+    open_prefixes = [
+        p for p in prefixes if any(s.kind == "translation" and s.param is None for s in p)
+    ]
     if view.info.relations is not None or open_prefixes:
         # a declared subset limits what the Archive answers; an open '+' is made
         # concrete with the languages the Archive holds
@@ -91,14 +94,22 @@ def _answers_something(known: RelationAnswer | None) -> bool:
 def _offered_languages(answer: PropertyList, prefix: Relation) -> list[str]:
     """The languages of the translations `answer` offers right after `prefix`."""
     at = len(prefix)
-    return sorted({
-        relation[at].param for relation, known in answer.relations.items()
-        if len(relation) > at and relation[:at] == prefix and relation[at].kind == "translation"
-        and relation[at].param is not None and _answers_something(known)
-    })
+    return sorted(
+        {
+            relation[at].param
+            for relation, known in answer.relations.items()
+            if len(relation) > at
+            and relation[:at] == prefix
+            and relation[at].kind == "translation"
+            and relation[at].param is not None
+            and _answers_something(known)
+        }
+    )
 
 
-def _choose_languages(steps: Relation, answer: PropertyList, preferences: Sequence[str]) -> Relation | None:
+def _choose_languages(
+    steps: Relation, answer: PropertyList, preferences: Sequence[str]
+) -> Relation | None:
     """Make each language-less translation step concrete from what `answer` offers.
 
     None when the answer does not reach that step (the relation must be followed first).
@@ -151,10 +162,19 @@ def _resolve(views, ibi: Ibi, verbs, filepath: str, required_status: str, langua
             return _alert("loop", chain + [text])
         visited.add((key, steps))
         chain.append(text)
-        step_verbs = verbs if verbs is not None and steps == verbs.steps else VerbList(steps, file_list)
+        step_verbs = (
+            verbs if verbs is not None and steps == verbs.steps else VerbList(steps, file_list)
+        )
         answers = []
         for view in views:
-            answer = property_list(view, key, filepath=filepath, verbs=step_verbs, relations=wanted_relations(view, steps), urlkey=str)
+            answer = property_list(
+                view,
+                key,
+                filepath=filepath,
+                verbs=step_verbs,
+                relations=wanted_relations(view, steps),
+                urlkey=str,
+            )
             if answer is not None:
                 answers.append((view, answer))
         if not answers:
@@ -169,7 +189,14 @@ def _resolve(views, ibi: Ibi, verbs, filepath: str, required_status: str, langua
         live = [(v, a) for v, a in answers if a.state != "Deleted"]
         if not live:
             view, answer = answers[0]
-            return _alert("deleted", chain, archive=view.info.name, address=view.info.address, state="Deleted", ibi=_first_form(answer.ibi) or text)
+            return _alert(
+                "deleted",
+                chain,
+                archive=view.info.name,
+                address=view.info.address,
+                state="Deleted",
+                ibi=_first_form(answer.ibi) or text,
+            )
         outcome = _from_answers(live, steps, languages)
         if isinstance(outcome, Resolution):
             return replace(outcome, chain=tuple(chain))
@@ -189,9 +216,14 @@ def _from_answers(answers, steps: Relation, languages: Sequence[str]):
             known = answer.answer(concrete)
             if known is not None and known.url is not None:
                 return Resolution(
-                    url=known.url, alert=None, archive=view.info.name,
-                    address=view.info.address, state=known.state, ibi=_first_form(known.ibi),
-                    content_type=known.content_type, relation=relation_text(concrete),
+                    url=known.url,
+                    alert=None,
+                    archive=view.info.name,
+                    address=view.info.address,
+                    state=known.state,
+                    ibi=_first_form(known.ibi),
+                    content_type=known.content_type,
+                    relation=relation_text(concrete),
                 )
         follow = _next_request(answer, concrete if concrete is not None else steps)
         if follow is not None:

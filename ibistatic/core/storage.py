@@ -22,13 +22,21 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..errors import Problem
-from .relations import relation_problems
 from .identifiers import RepositoryName
 from .model import ArchiveInfo, Item
+from .relations import relation_problems
 
 __all__ = [
-    "Holdings", "LastPublished", "Published", "check_storage_model", "holdings_of", "index_items", "mark_originals",
-    "patch_holdings", "published_holders", "storage_problems",
+    "Holdings",
+    "LastPublished",
+    "Published",
+    "check_storage_model",
+    "holdings_of",
+    "index_items",
+    "mark_originals",
+    "patch_holdings",
+    "published_holders",
+    "storage_problems",
 ]
 
 
@@ -72,7 +80,10 @@ Published = Mapping[str, tuple[tuple[str, RepositoryName], ...]]
 
 
 def check_storage_model(
-    archives: Sequence[ArchiveInfo], items: Iterable[Item], left_out: dict[str, str] | None = None, published: Published | None = None
+    archives: Sequence[ArchiveInfo],
+    items: Iterable[Item],
+    left_out: dict[str, str] | None = None,
+    published: Published | None = None,
 ) -> tuple[Holdings, list[Problem]]:
     """Index items by key per Archive and report every storage-model violation.
 
@@ -85,7 +96,9 @@ def check_storage_model(
     return holdings, storage_problems(holdings, left_out or {})
 
 
-def holdings_of(archives: Sequence[ArchiveInfo], items: Iterable[Item], published: Published | None = None) -> Holdings:
+def holdings_of(
+    archives: Sequence[ArchiveInfo], items: Iterable[Item], published: Published | None = None
+) -> Holdings:
     """The Holdings with every storage-model rule applied; the problems are left to
     :func:`storage_problems` (a pass over every item, which can wait)."""
     holdings = index_items(archives, items, published)
@@ -125,7 +138,9 @@ class LastPublished(Mapping):
         return len(self._holders())
 
 
-def index_items(archives: Sequence[ArchiveInfo], items: Iterable[Item], published: Published | None = None) -> Holdings:
+def index_items(
+    archives: Sequence[ArchiveInfo], items: Iterable[Item], published: Published | None = None
+) -> Holdings:
     """The Holdings of `items`, with the clashes of rule 3 and of IBIp uniqueness
     settled and recorded; conflicts and orphans are left to :func:`mark_originals`.
 
@@ -144,7 +159,9 @@ def index_items(archives: Sequence[ArchiveInfo], items: Iterable[Item], publishe
         for key in item.keys():
             own[key] = item
     order = {info.name: n for n, info in enumerate(archives)}
-    reported.sort(key=lambda pair: (order.get(pair[0].archive, len(order)), pair[0].repository.parts))  # crawl order
+    reported.sort(
+        key=lambda pair: (order.get(pair[0].archive, len(order)), pair[0].repository.parts)
+    )  # crawl order
     holdings.clash_problems = [problem for _, problem in reported]
     return holdings
 
@@ -157,12 +174,19 @@ def _seniority(archives: Sequence[ArchiveInfo]) -> Callable[[Item], tuple]:
     order = {info.name: n for n, info in enumerate(archives)}
 
     def seniority(item: Item) -> tuple:
-        return (order.get(item.archive, len(order)), item.key, item.repository.text != item.key, item.repository.parts)
+        return (
+            order.get(item.archive, len(order)),
+            item.key,
+            item.repository.text != item.key,
+            item.repository.parts,
+        )
 
     return seniority
 
 
-def _one_per_ibi(items: list[Item], published: Published, seniority, holdings: Holdings, reported: list) -> list[Item]:
+def _one_per_ibi(
+    items: list[Item], published: Published, seniority, holdings: Holdings, reported: list
+) -> list[Item]:
     """Rule 3: one item per repository name in an Archive (its folders may differ in case
     only); the others are left out and reported."""
     first: dict[tuple[str, str], Item] = {}
@@ -175,7 +199,9 @@ def _one_per_ibi(items: list[Item], published: Published, seniority, holdings: H
     left_out: set[int] = set()
     for (archive, key), claimants in clashes.items():
         spellings = {name.text for held_in, name in published.get(key, ()) if held_in == archive}
-        holder, held_before = _holder(claimants, seniority, lambda item: item.repository.text in spellings)
+        holder, held_before = _holder(
+            claimants, seniority, lambda item: item.repository.text in spellings
+        )
         for item in claimants:
             if item is not holder:
                 left_out.add(id(item))
@@ -184,7 +210,9 @@ def _one_per_ibi(items: list[Item], published: Published, seniority, holdings: H
     return [item for item in items if id(item) not in left_out] if left_out else items
 
 
-def _one_repository_per_ibip(items: list[Item], published: Published, seniority, holdings: Holdings, reported: list) -> list[Item]:
+def _one_repository_per_ibip(
+    items: list[Item], published: Published, seniority, holdings: Holdings, reported: list
+) -> list[Item]:
     """An IBIp names one repository (copies in several Archives share it): the other
     claimants keep their items without it, and are reported."""
     claims: dict[str, list[Item]] = {}
@@ -202,10 +230,14 @@ def _one_repository_per_ibip(items: list[Item], published: Published, seniority,
                 losers.add(id(item))
                 reported.append((item, _second_ibip(item, holder, held_before)))
         holdings.contested.update(k for item in claimants for k in item.keys())
-    return [_without_ibip(item) if id(item) in losers else item for item in items] if losers else items
+    return (
+        [_without_ibip(item) if id(item) in losers else item for item in items] if losers else items
+    )
 
 
-def _holder(claimants: list[Item], seniority, held_before: Callable[[Item], bool]) -> tuple[Item, bool]:
+def _holder(
+    claimants: list[Item], seniority, held_before: Callable[[Item], bool]
+) -> tuple[Item, bool]:
     """Who keeps a contested IBI: the claimant that held it in the last build, else the
     senior one; and whether it held it."""
     ordered = sorted(claimants, key=seniority)
@@ -225,7 +257,10 @@ def _second_item(item: Item, holder: Item, held_before: bool) -> Problem:
 def _second_ibip(item: Item, holder: Item, held_before: bool) -> Problem:
     where = f"{holder.repository.text} in {holder.archive}"
     if held_before:
-        found, expected = f"published for {where} by an earlier build", "an IBIp no other repository claims (a published IBI never changes hands)"
+        found, expected = (
+            f"published for {where} by an earlier build",
+            "an IBIp no other repository claims (a published IBI never changes hands)",
+        )
     else:
         found, expected = f"already the IBIp of {where}", "an IBIp no other repository claims"
     return Problem(item.archive, _where(item), "ibip", f"{item.ibip.text!r}, {found}", expected)
@@ -234,7 +269,12 @@ def _second_ibip(item: Item, holder: Item, held_before: bool) -> Problem:
 def storage_problems(holdings: Holdings, left_out: dict[str, str]) -> list[Problem]:
     """Every violation of the storage model and every bad reference, in a stable order."""
     ordered = _crawl_order(holdings)
-    return holdings.clash_problems + _original_problems(ordered) + _reference_problems(ordered, left_out) + relation_problems(holdings.archives, ordered)
+    return (
+        holdings.clash_problems
+        + _original_problems(ordered)
+        + _reference_problems(ordered, left_out)
+        + relation_problems(holdings.archives, ordered)
+    )
 
 
 def mark_originals(holdings: Holdings, keys: Iterable[str] | None = None) -> None:
@@ -247,7 +287,9 @@ def mark_originals(holdings: Holdings, keys: Iterable[str] | None = None) -> Non
         holdings.orphans.clear()
         pairs = held.items()
     else:
-        pairs = ((key, [item for _, item in holdings.holders(key) if item.key == key]) for key in keys)
+        pairs = (
+            (key, [item for _, item in holdings.holders(key) if item.key == key]) for key in keys
+        )
     for key, items in pairs:
         originals = sum(1 for i in items if i.state == "Original")
         holdings.conflicts.discard(key)
@@ -258,7 +300,9 @@ def mark_originals(holdings: Holdings, keys: Iterable[str] | None = None) -> Non
             holdings.orphans.add(key)
 
 
-def patch_holdings(previous: Holdings, removed: Sequence[Item], added: Sequence[Item]) -> Holdings | None:
+def patch_holdings(
+    previous: Holdings, removed: Sequence[Item], added: Sequence[Item]
+) -> Holdings | None:
     """The holdings without the items `removed` and with `added` (the same rules as
     :func:`index_items` over the whole crawl), in time proportional to the change.
 
@@ -276,20 +320,28 @@ def patch_holdings(previous: Holdings, removed: Sequence[Item], added: Sequence[
 
     def held_by_another(items: dict[str, Item], key: str, item: Item) -> bool:
         owner = items.get(key)
-        return owner is not None and id(owner) not in leaving and owner.repository != item.repository
+        return (
+            owner is not None and id(owner) not in leaving and owner.repository != item.repository
+        )
 
     claimed: dict[tuple[str, str], Item] = {}
     for item in added:
         own = previous.by_archive[item.archive]
         for key in item.keys():
-            if (own.get(key) is not None and id(own[key]) not in leaving) or (item.archive, key) in claimed:
+            if (own.get(key) is not None and id(own[key]) not in leaving) or (
+                item.archive,
+                key,
+            ) in claimed:
                 return None  # rule 3
             claimed[(item.archive, key)] = item
         if item.ibip is not None:
             ibip = item.ibip.key
             if any(held_by_another(items, ibip, item) for items in previous.by_archive.values()):
                 return None  # the IBIp is another repository's
-            if any(key == ibip and other.repository != item.repository for (_, key), other in claimed.items()):
+            if any(
+                key == ibip and other.repository != item.repository
+                for (_, key), other in claimed.items()
+            ):
                 return None
     for item in removed:
         own = previous.by_archive[item.archive]
@@ -300,7 +352,14 @@ def patch_holdings(previous: Holdings, removed: Sequence[Item], added: Sequence[
         own = previous.by_archive[item.archive]
         for key in item.keys():
             own[key] = item
-    holdings = Holdings(previous.archives, previous.by_archive, set(previous.conflicts), set(previous.orphans), previous.contested, previous.clash_problems)
+    holdings = Holdings(
+        previous.archives,
+        previous.by_archive,
+        set(previous.conflicts),
+        set(previous.orphans),
+        previous.contested,
+        previous.clash_problems,
+    )
     mark_originals(holdings, {item.key for item in (*removed, *added)})
     return holdings
 
@@ -331,11 +390,29 @@ def _original_problems(ordered: list[Item]) -> list[Problem]:
         if len(originals) > 1:
             for item in originals:
                 others = ", ".join(i.archive for i in originals if i is not item)
-                problems.append(Problem(item.archive, _where(item), "state", f"Original, also claimed by {others}", "one Archive holding the original (storage model, rule 1): two or more Archives are under suspicion; an investigation is needed"))
+                problems.append(
+                    Problem(
+                        item.archive,
+                        _where(item),
+                        "state",
+                        f"Original, also claimed by {others}",
+                        "one Archive holding the original (storage model, rule 1): two or more "
+                        "Archives are under suspicion; an investigation is needed",
+                    )
+                )
         elif not originals and any(i.state == "Copy" for i in held):
             for item in held:
                 if item.state == "Copy":
-                    problems.append(Problem(item.archive, _where(item), "state", "a Copy whose original no Archive holds", "an Original in some Archive (storage model, rule 2)", "warning"))
+                    problems.append(
+                        Problem(
+                            item.archive,
+                            _where(item),
+                            "state",
+                            "a Copy whose original no Archive holds",
+                            "an Original in some Archive (storage model, rule 2)",
+                            "warning",
+                        )
+                    )
     return problems
 
 
@@ -351,11 +428,42 @@ def _reference_problems(ordered: list[Item], left_out: dict[str, str]) -> list[P
         references += [(f"translations.{tag}", ibi) for tag, ibi in item.translations]
         for key, ibi in references:
             if ibi is not None and ibi.key in left_out and ibi.key not in known:
-                problems.append(Problem(item.archive, _where(item), key, f"a reference to {ibi.text}, which {left_out[ibi.key]} holds but leaves out for errors", "the IBI of a valid item", "warning"))
+                problems.append(
+                    Problem(
+                        item.archive,
+                        _where(item),
+                        key,
+                        f"a reference to {ibi.text}, which {left_out[ibi.key]} holds but leaves out for errors",
+                        "the IBI of a valid item",
+                        "warning",
+                    )
+                )
             elif ibi is not None and ibi.key not in known:
-                problems.append(Problem(item.archive, _where(item), key, f"a dangling reference to {ibi.text}, which no Archive holds", "the IBI of an item in one of the archives", "warning"))
-        if item.metadata is not None and item.metadata.key in known and known[item.metadata.key].content_type != "Metadata":
-            problems.append(Problem(item.archive, _where(item), "metadata", f"{item.metadata.text}, whose content-type is Data", "the IBI of a Metadata item", "warning"))
+                problems.append(
+                    Problem(
+                        item.archive,
+                        _where(item),
+                        key,
+                        f"a dangling reference to {ibi.text}, which no Archive holds",
+                        "the IBI of an item in one of the archives",
+                        "warning",
+                    )
+                )
+        if (
+            item.metadata is not None
+            and item.metadata.key in known
+            and known[item.metadata.key].content_type != "Metadata"
+        ):
+            problems.append(
+                Problem(
+                    item.archive,
+                    _where(item),
+                    "metadata",
+                    f"{item.metadata.text}, whose content-type is Data",
+                    "the IBI of a Metadata item",
+                    "warning",
+                )
+            )
     problems += _edition_loops(ordered, known)
     return problems
 
@@ -369,10 +477,20 @@ def _edition_loops(ordered: list[Item], known: dict[str, Item]) -> list[Problem]
         while current.next_edition is not None and current.next_edition.key in known:
             current = known[current.next_edition.key]
             if current.key in seen:
-                cycle = seen[seen.index(current.key):]
+                cycle = seen[seen.index(current.key) :]
                 if not reported.intersection(cycle):
                     reported.update(cycle)
-                    problems.append(Problem(item.archive, _where(item), "next-edition", "a next-edition chain that loops: " + " -> ".join(cycle + [current.key]), "editions that end in a last edition", "warning"))
+                    problems.append(
+                        Problem(
+                            item.archive,
+                            _where(item),
+                            "next-edition",
+                            "a next-edition chain that loops: "
+                            + " -> ".join(cycle + [current.key]),
+                            "editions that end in a last edition",
+                            "warning",
+                        )
+                    )
                 break
             seen.append(current.key)
     return problems

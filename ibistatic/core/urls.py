@@ -31,7 +31,14 @@ from dataclasses import dataclass
 from urllib.parse import quote
 
 from ..errors import IbiSyntaxError, UsageError
-from .facts import ARCHIVE_FILES, DOC_FOLDER, ORIGINAL, PATH_CHARACTER_CLASS, REQUIRED_STATUS, VERB_LIST
+from .facts import (
+    ARCHIVE_FILES,
+    DOC_FOLDER,
+    ORIGINAL,
+    PATH_CHARACTER_CLASS,
+    REQUIRED_STATUS,
+    VERB_LIST,
+)
 from .facts import URL_SHAPES as SHAPES
 from .identifiers import Ibi, match_ibi, parse_ibi
 from .pairlists import Pair, QueryPair, decode_percent, encode_query, match_query
@@ -59,7 +66,9 @@ __all__ = [
 
 WHAT = "persistent URL"
 # A DOI as written bare, with "doi:" or as a doi.org link (https://www.doi.org/the-identifier/resources/handbook/2_numbering).
-DOI = re.compile(r"(?:doi:\s*|https?://(?:dx\.)?doi\.org/)?(?P<doi>10\.[0-9]{4,9}/\S+)", re.IGNORECASE)
+DOI = re.compile(
+    r"(?:doi:\s*|https?://(?:dx\.)?doi\.org/)?(?P<doi>10\.[0-9]{4,9}/\S+)", re.IGNORECASE
+)
 # A catalog's series code after an IBI: -NTC, -TDI, -RPQ, -PUD...
 SERIES_CODE = re.compile(r"-[A-Za-z]{2,5}(?![A-Za-z0-9])")
 
@@ -145,8 +154,14 @@ def _doc_folder(url: str, start: int) -> int:
     """``/doc`` after the IBI of ``col/<IBI>/doc/<file>``; the index of the ``/`` that
     begins the file path."""
     if not url.startswith(DOC_FOLDER + "/", start):
-        matched = next(i for i in range(len(DOC_FOLDER) + 1) if not url.startswith((DOC_FOLDER + "/")[: i + 1], start))
-        raise IbiSyntaxError(url, start + matched, "'/doc/' (an Archive's files are col/<IBI>/doc/<file>)", WHAT)
+        matched = next(
+            i
+            for i in range(len(DOC_FOLDER) + 1)
+            if not url.startswith((DOC_FOLDER + "/")[: i + 1], start)
+        )
+        raise IbiSyntaxError(
+            url, start + matched, "'/doc/' (an Archive's files are col/<IBI>/doc/<file>)", WHAT
+        )
     return start + len(DOC_FOLDER)
 
 
@@ -186,7 +201,10 @@ def _ibi(url: str, start: int) -> tuple[Ibi, int]:
             raise IbiSyntaxError(url, error.position, error.expected, WHAT) from None
         shapes = ", ".join(SHAPES + (ARCHIVE_FILES,))
         raise IbiSyntaxError(
-            url, start, f"an IBI, or one of the words {shapes} before it", WHAT,
+            url,
+            start,
+            f"an IBI, or one of the words {shapes} before it",
+            WHAT,
             f"an IBI begins at character {later[0] + 1}: {later[1].text}",
         ) from None
 

@@ -24,7 +24,9 @@ def find_index_dir(path: Path | str) -> Path:
     for candidate in (path, path / "index"):
         if (candidate / "manifest.json").is_file():
             return candidate
-    raise IndexUnavailable(f"{path}: no index here (expected manifest.json in it or in its index/ folder; run 'ibistatic build' first)")
+    raise IndexUnavailable(
+        f"{path}: no index here (expected manifest.json in it or in its index/ folder; run 'ibistatic build' first)"
+    )
 
 
 class Index:
@@ -35,7 +37,10 @@ class Index:
             self.manifest = json.load(handle)
         self.identity = _identity(manifest_path)
         if self.manifest.get("format") != FORMAT or self.manifest.get("version") != VERSION:
-            raise IndexUnavailable(f"{manifest_path}: format {self.manifest.get('format')!r} version {self.manifest.get('version')!r}; expected {FORMAT!r} version {VERSION}")
+            raise IndexUnavailable(
+                f"{manifest_path}: format {self.manifest.get('format')!r} version "
+                f"{self.manifest.get('version')!r}; expected {FORMAT!r} version {VERSION}"
+            )
         self.site_url: str = self.manifest["site-url"]
         self.digits: int = self.manifest["shard-digits"]
         self._shards: dict[tuple[str, str], dict] = {}
@@ -72,7 +77,10 @@ class Index:
             from .records import archive_from_record
 
             archives = [archive_from_record(r) for r in self.manifest["archives"]]
-            self._views = [IndexArchiveView(info, self.site_url, relations, self) for info, relations in archives]
+            self._views = [
+                IndexArchiveView(info, self.site_url, relations, self)
+                for info, relations in archives
+            ]
         return self._views
 
     def changed(self) -> bool:

@@ -12,8 +12,16 @@ from ..core.model import ArchiveInfo, Item
 from ..core.relations import parse_relation, relation_text
 from .sharding import FORMAT, VERSION, fnv1a, shard_name
 
-__all__ = ["FORMAT", "VERSION", "fnv1a", "shard_name", "item_record", "item_from_record", "archive_record", "archive_from_record"]
-
+__all__ = [
+    "FORMAT",
+    "VERSION",
+    "fnv1a",
+    "shard_name",
+    "item_record",
+    "item_from_record",
+    "archive_record",
+    "archive_from_record",
+]
 
 
 def item_record(item: Item) -> dict[str, Any]:
@@ -85,7 +93,9 @@ def archive_from_record(record: dict[str, Any]) -> tuple[ArchiveInfo, tuple]:
         address=record["address"],
         service_ibi=parse_repository_name(record["service-ibi"]),
         service_ibip=parse_ibi(record["service-ibip"]) if record.get("service-ibip") else None,
-        platform_ibi=parse_ibi(record["platform-software-ibi"]) if record.get("platform-software-ibi") else None,
+        platform_ibi=parse_ibi(record["platform-software-ibi"])
+        if record.get("platform-software-ibi")
+        else None,
         file_url=record["file-url"],
         file_list_url=record["file-list-url"],
         relations=relations if record.get("relations-declared") else None,
