@@ -57,8 +57,16 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Build", "checkout", "redirect_pages", "build_ibistatic", "bare_loop",
-           "build_mkdocs", "build_hugo", "main"]
+__all__ = [
+    "Build",
+    "checkout",
+    "redirect_pages",
+    "build_ibistatic",
+    "bare_loop",
+    "build_mkdocs",
+    "build_hugo",
+    "main",
+]
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -71,8 +79,10 @@ import make_archive  # noqa: E402
 DEFAULT_WORKDIR = Path("/tmp/ibistatic-bench")
 # Top-level folders of the site whose index.html pages are not persistent-URL pages.
 NOT_REDIRECTS = ("files", "metadata", "catalog")
-SUMMARY = re.compile(r"\((?P<mode>[^)]*)\): (?P<items>\d+) items, (?P<keys>\d+) IBIs, "
-                     r"(?P<pages>\d+) pages, (?P<written>\d+) files written.* in (?P<seconds>[\d.]+) s")
+SUMMARY = re.compile(
+    r"\((?P<mode>[^)]*)\): (?P<items>\d+) items, (?P<keys>\d+) IBIs, "
+    r"(?P<pages>\d+) pages, (?P<written>\d+) files written.* in (?P<seconds>[\d.]+) s"
+)
 GOALS = {"seconds": 60.0, "rss": 1 << 30, "bare": 0.6, "mkdocs": 3.0, "hugo": 2.0}
 
 
@@ -121,10 +131,14 @@ def _goal(value: float, goal: float, *, at_least: bool) -> str:
 
 def checkout() -> str:
     """The commit measured, and whether the package has uncommitted changes."""
+
     def git(*arguments: str) -> subprocess.CompletedProcess:
         # --no-optional-locks: reading must not rewrite the repository's index
-        return subprocess.run(["git", "--no-optional-locks", "-C", str(ROOT), *arguments],
-                              capture_output=True, text=True)
+        return subprocess.run(
+            ["git", "--no-optional-locks", "-C", str(ROOT), *arguments],
+            capture_output=True,
+            text=True,
+        )
 
     head = git("rev-parse", "--short", "HEAD")
     if head.returncode != 0:
@@ -156,8 +170,11 @@ def ensure_package(module: str, requirement: str) -> bool:
     if importlib.util.find_spec(module) is not None:
         return True
     _say(f"  {requirement} is not installed: installing it with pip (needs PyPI) ...")
-    done = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", requirement],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", requirement],
+        capture_output=True,
+        text=True,
+    )
     importlib.invalidate_caches()
     if done.returncode != 0 or importlib.util.find_spec(module) is None:
         tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
@@ -172,14 +189,22 @@ def ensure_package(module: str, requirement: str) -> bool:
 def _run_group(command: list[str], timeout: float, **options) -> subprocess.CompletedProcess:
     """Run `command` in a process group of its own; on timeout, end that group (the
     build's forked workers included) and raise SystemExit."""
-    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                          start_new_session=True, **options) as child:
+    with subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        **options,
+    ) as child:
         try:
             stdout, stderr = child.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
             os.killpg(child.pid, signal.SIGTERM)
             child.communicate()
-            raise SystemExit(f"{' '.join(command[2:5])} still running after {timeout:.0f} s: stopped (see --timeout)")
+            raise SystemExit(
+                f"{' '.join(command[2:5])} still running after {timeout:.0f} s: stopped (see --timeout)"
+            )
     return subprocess.CompletedProcess(command, child.returncode, stdout, stderr)
 
 
@@ -187,18 +212,35 @@ def build_ibistatic(project: Path, output: Path, timeout: float) -> Build:
     """``ibistatic build --full`` in a child process; `output` and its cache removed first."""
     cache = output.parent / f".{output.name}.ibistatic-cache"
     _fresh(output, cache)
-    environment = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
-    command = [sys.executable, "-m", "ibistatic", "build", "--full",
-               "--config", str(project / "ibistatic.yaml"), "--output", str(output)]
+    environment = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+    )
+    command = [
+        sys.executable,
+        "-m",
+        "ibistatic",
+        "build",
+        "--full",
+        "--config",
+        str(project / "ibistatic.yaml"),
+        "--output",
+        str(output),
+    ]
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     started = time.perf_counter()
     done = _run_group(command, timeout, env=environment)
     wall = time.perf_counter() - started
     max_rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     if done.returncode != 0:
-        how = (f"ended by signal {signal.Signals(-done.returncode).name}" if done.returncode < 0
-               else f"exit code {done.returncode}")
-        raise SystemExit(f"ibistatic build failed after {wall:.0f} s ({how}):\n{done.stderr[-2000:]}")
+        how = (
+            f"ended by signal {signal.Signals(-done.returncode).name}"
+            if done.returncode < 0
+            else f"exit code {done.returncode}"
+        )
+        raise SystemExit(
+            f"ibistatic build failed after {wall:.0f} s ({how}):\n{done.stderr[-2000:]}"
+        )
     if max_rss <= before:
         # RUSAGE_CHILDREN keeps the largest child; an earlier one (a pyenv shim's shell)
         # was at least as large, so the build's peak is at most this.
@@ -207,8 +249,15 @@ def build_ibistatic(project: Path, output: Path, timeout: float) -> Build:
     if match is None:
         raise SystemExit(f"no summary line in the build's output:\n{done.stdout[-2000:]}")
     warnings = sum(line.startswith("warning:") for line in done.stderr.splitlines())
-    return Build(wall, float(match["seconds"]), int(match["items"]), int(match["pages"]),
-                 int(match["written"]), max_rss * 1024, warnings)
+    return Build(
+        wall,
+        float(match["seconds"]),
+        int(match["items"]),
+        int(match["pages"]),
+        int(match["written"]),
+        max_rss * 1024,
+        warnings,
+    )
 
 
 # ------------------------------------------------------------------ 2. bare loop
@@ -241,11 +290,20 @@ def write_mkdocs_project(pages: list[tuple[str, int]], project: Path) -> Path:
     _fresh(project)
     (project / "docs").mkdir(parents=True)
     (project / "docs" / "index.md").write_text("# Benchmark\n\nThe one page.\n", encoding="utf-8")
-    lines = ["site_name: build_bench", "site_url: https://ibi.example.org/", "docs_dir: docs",
-             "site_dir: site", "plugins:", "  - redirects:", "      redirect_maps:"]
+    lines = [
+        "site_name: build_bench",
+        "site_url: https://ibi.example.org/",
+        "docs_dir: docs",
+        "site_dir: site",
+        "plugins:",
+        "  - redirects:",
+        "      redirect_maps:",
+    ]
     # JSON strings are YAML double-quoted scalars: safe for ':', '!', '(' in the paths.
-    lines += [f"        {json.dumps(relative + '.md')}: {json.dumps(_external(relative))}"
-              for relative, _ in pages]
+    lines += [
+        f"        {json.dumps(relative + '.md')}: {json.dumps(_external(relative))}"
+        for relative, _ in pages
+    ]
     config = project / "mkdocs.yml"
     config.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return config
@@ -259,9 +317,13 @@ def build_mkdocs(pages: list[tuple[str, int]], project: Path) -> tuple[int, floa
     os.sync()
     started = time.perf_counter()
     # the variable silences a banner that mkdocs-redirects 1.2.3 prints on every build
-    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--quiet", "-f", str(config)],
-                          capture_output=True, text=True, cwd=project,
-                          env=dict(os.environ, DISABLE_MKDOCS_2_WARNING="true"))
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--quiet", "-f", str(config)],
+        capture_output=True,
+        text=True,
+        cwd=project,
+        env=dict(os.environ, DISABLE_MKDOCS_2_WARNING="true"),
+    )
     seconds = time.perf_counter() - started
     if done.returncode != 0:
         _say(f"  mkdocs build failed ({done.returncode}): {done.stderr.strip()[-1000:]}")
@@ -295,14 +357,20 @@ def write_hugo_site(pages: list[tuple[str, int]], site: Path, batch: int) -> int
     (site / "hugo.toml").write_text(
         'baseURL = "https://ibi.example.org/"\n'
         'disableKinds = ["taxonomy", "term", "RSS", "sitemap", "404", "robotsTXT", "section"]\n',
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     (site / "layouts" / "single.html").write_text("<h1>{{ .Title }}</h1>\n", encoding="utf-8")
     (site / "layouts" / "home.html").write_text("<h1>home</h1>\n", encoding="utf-8")
     count = 0
     for start in range(0, len(pages), batch):
-        aliases = "".join(f"  - {json.dumps('/' + relative + '/')}\n" for relative, _ in pages[start:start + batch])
+        aliases = "".join(
+            f"  - {json.dumps('/' + relative + '/')}\n"
+            for relative, _ in pages[start : start + batch]
+        )
         (site / "content" / "c" / f"p{count:06d}.md").write_text(
-            f"---\ntitle: \"page {count}\"\naliases:\n{aliases}---\nA content page.\n", encoding="utf-8")
+            f'---\ntitle: "page {count}"\naliases:\n{aliases}---\nA content page.\n',
+            encoding="utf-8",
+        )
         count += 1
     return count
 
@@ -316,13 +384,19 @@ def build_hugo(pages: list[tuple[str, int]], site: Path, batch: int) -> tuple[in
     if binary is None:
         _say("  skipped: the hugo package is installed but no hugo binary was found")
         return None
-    version = subprocess.run([str(binary), "version"], capture_output=True, text=True).stdout.split(" ")[:2]
+    version = subprocess.run([str(binary), "version"], capture_output=True, text=True).stdout.split(
+        " "
+    )[:2]
     _say(f"  {' '.join(version)} at {binary}")
     content = write_hugo_site(pages, site, batch)
     os.sync()
     started = time.perf_counter()
-    done = subprocess.run([str(binary), "--quiet", "--source", str(site), "--destination", "public"],
-                          capture_output=True, text=True, cwd=site)
+    done = subprocess.run(
+        [str(binary), "--quiet", "--source", str(site), "--destination", "public"],
+        capture_output=True,
+        text=True,
+        cwd=site,
+    )
     seconds = time.perf_counter() - started
     if done.returncode != 0:
         _say(f"  hugo failed ({done.returncode}): {done.stderr.strip()[-1000:]}")
@@ -348,7 +422,9 @@ def profile_build(project: Path, output: Path, top: int = 15) -> None:
     saved = getattr(store, "PARALLEL_ITEMS", None)
     if saved is not None:
         store.PARALLEL_ITEMS = sys.maxsize
-        _say(f"  (store.PARALLEL_ITEMS {saved:,} -> {sys.maxsize}: one process, so the profile sees the pages)")
+        _say(
+            f"  (store.PARALLEL_ITEMS {saved:,} -> {sys.maxsize}: one process, so the profile sees the pages)"
+        )
     profiler = cProfile.Profile()
     try:
         report = profiler.runcall(build_site, config, full=True)
@@ -368,42 +444,79 @@ def profile_build(project: Path, output: Path, top: int = 15) -> None:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="build_bench.py", description=__doc__.splitlines()[0])
-    parser.add_argument("--items", type=int, default=100_000, metavar="N",
-                        help="items in the synthetic project's archive-a (default 100000)")
-    parser.add_argument("--workdir", type=Path, default=DEFAULT_WORKDIR, metavar="DIR",
-                        help=f"where projects and outputs go; projects are reused (default {DEFAULT_WORKDIR})")
-    parser.add_argument("--seed", type=int, default=0, metavar="S", help="the project's random seed (default 0)")
-    parser.add_argument("--batch", type=int, default=100, metavar="B",
-                        help="Hugo aliases per content page (default 100)")
-    parser.add_argument("--timeout", type=float, default=1800, metavar="SECONDS",
-                        help="stop the ibistatic build after this long (default 1800)")
-    parser.add_argument("--skip-mkdocs", action="store_true", help="leave out the mkdocs-redirects phase")
+    parser.add_argument(
+        "--items",
+        type=int,
+        default=100_000,
+        metavar="N",
+        help="items in the synthetic project's archive-a (default 100000)",
+    )
+    parser.add_argument(
+        "--workdir",
+        type=Path,
+        default=DEFAULT_WORKDIR,
+        metavar="DIR",
+        help=f"where projects and outputs go; projects are reused (default {DEFAULT_WORKDIR})",
+    )
+    parser.add_argument(
+        "--seed", type=int, default=0, metavar="S", help="the project's random seed (default 0)"
+    )
+    parser.add_argument(
+        "--batch",
+        type=int,
+        default=100,
+        metavar="B",
+        help="Hugo aliases per content page (default 100)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=1800,
+        metavar="SECONDS",
+        help="stop the ibistatic build after this long (default 1800)",
+    )
+    parser.add_argument(
+        "--skip-mkdocs", action="store_true", help="leave out the mkdocs-redirects phase"
+    )
     parser.add_argument("--skip-hugo", action="store_true", help="leave out the Hugo phase")
-    parser.add_argument("--profile", action="store_true",
-                        help="end with an in-process build under cProfile (top 15 by cumulative and by own time)")
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="end with an in-process build under cProfile (top 15 by cumulative and by own time)",
+    )
     return parser
 
 
 def _print_build(build: Build, items: int) -> None:
     rss_mib = build.max_rss / (1 << 20)
-    _say(f"  wall {build.wall:.2f} s (the build's own figure {build.seconds:.2f} s), "
-         f"{_rate(items, build.wall):,.0f} items/s of archive-a ({build.items:,} items over both Archives)")
-    _say(f"  {build.pages:,} pages, {build.written:,} files written, {build.warnings} warnings; "
-         f"peak memory {rss_mib:,.0f} MiB")
-    _say(f"  goals: under {GOALS['seconds']:.0f} s {_goal(build.wall, GOALS['seconds'], at_least=False)}, "
-         f"under 1 GiB {_goal(build.max_rss, GOALS['rss'], at_least=False)}")
+    _say(
+        f"  wall {build.wall:.2f} s (the build's own figure {build.seconds:.2f} s), "
+        f"{_rate(items, build.wall):,.0f} items/s of archive-a ({build.items:,} items over both Archives)"
+    )
+    _say(
+        f"  {build.pages:,} pages, {build.written:,} files written, {build.warnings} warnings; "
+        f"peak memory {rss_mib:,.0f} MiB"
+    )
+    _say(
+        f"  goals: under {GOALS['seconds']:.0f} s {_goal(build.wall, GOALS['seconds'], at_least=False)}, "
+        f"under 1 GiB {_goal(build.max_rss, GOALS['rss'], at_least=False)}"
+    )
 
 
-def _compare(name: str, ours: float, result: tuple[int, float] | None, expected: int, goal: float) -> None:
+def _compare(
+    name: str, ours: float, result: tuple[int, float] | None, expected: int, goal: float
+) -> None:
     if result is None:
         return
     written, seconds = result
     if written != expected:
         _say(f"  WARNING: {name} wrote {written:,} redirect pages, not {expected:,}")
     ratio = ours / _rate(written, seconds)
-    _say(f"  {written:,} redirect pages in {seconds:.2f} s: {_rate(written, seconds):,.0f} pages/s; "
-         f"ibistatic / {name} = {ratio:.2f}x (goal at least {goal:g}x: "
-         f"{_goal(ratio, goal, at_least=True)})")
+    _say(
+        f"  {written:,} redirect pages in {seconds:.2f} s: {_rate(written, seconds):,.0f} pages/s; "
+        f"ibistatic / {name} = {ratio:.2f}x (goal at least {goal:g}x: "
+        f"{_goal(ratio, goal, at_least=True)})"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -411,8 +524,10 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     workdir = args.workdir.resolve()
     workdir.mkdir(parents=True, exist_ok=True)
-    _say(f"measuring {ROOT} at {checkout()}; {os.cpu_count()} cores, load average "
-         f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    _say(
+        f"measuring {ROOT} at {checkout()}; {os.cpu_count()} cores, load average "
+        f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}"
+    )
     project = make_archive.ensure_project(workdir, args.items, args.seed)
     files, seconds = make_archive.read_tree(project)
     _say(f"read {files:,} project files in {seconds:.1f} s (page cache warm)")
@@ -426,23 +541,37 @@ def main(argv: list[str] | None = None) -> int:
     pages = redirect_pages(site)
     average = sum(s for _, s in pages) / len(pages) if pages else 0
     ours = _rate(len(pages), build.wall)
-    _say(f"[2] {len(pages):,} redirect pages (average {average:,.0f} bytes): "
-         f"ibistatic {ours:,.0f} pages/s (redirect pages / build wall time)")
+    _say(
+        f"[2] {len(pages):,} redirect pages (average {average:,.0f} bytes): "
+        f"ibistatic {ours:,.0f} pages/s (redirect pages / build wall time)"
+    )
     bare = bare_loop(pages, workdir / f"bare-{name}")
     ratio = ours / _rate(len(pages), bare)
-    _say(f"  bare loop (os.makedirs + open().write()): {bare:.2f} s, {_rate(len(pages), bare):,.0f} pages/s; "
-         f"ibistatic / bare = {ratio:.2f} (goal at least {GOALS['bare']:g}: "
-         f"{_goal(ratio, GOALS['bare'], at_least=True)})")
+    _say(
+        f"  bare loop (os.makedirs + open().write()): {bare:.2f} s, {_rate(len(pages), bare):,.0f} pages/s; "
+        f"ibistatic / bare = {ratio:.2f} (goal at least {GOALS['bare']:g}: "
+        f"{_goal(ratio, GOALS['bare'], at_least=True)})"
+    )
     shutil.rmtree(workdir / f"bare-{name}")  # after the figure: at 100k items this takes minutes
 
     if not args.skip_mkdocs:
         _say(f"[3] mkdocs build, redirects plugin, {len(pages):,} redirect_maps entries")
-        _compare("mkdocs-redirects", ours, build_mkdocs(pages, workdir / f"mkdocs-{name}"),
-                 len(pages), GOALS["mkdocs"])
+        _compare(
+            "mkdocs-redirects",
+            ours,
+            build_mkdocs(pages, workdir / f"mkdocs-{name}"),
+            len(pages),
+            GOALS["mkdocs"],
+        )
     if not args.skip_hugo:
         _say(f"[4] hugo --quiet, {len(pages):,} aliases in batches of {args.batch}")
-        _compare("Hugo aliases", ours, build_hugo(pages, workdir / f"hugo-{name}", args.batch),
-                 len(pages), GOALS["hugo"])
+        _compare(
+            "Hugo aliases",
+            ours,
+            build_hugo(pages, workdir / f"hugo-{name}", args.batch),
+            len(pages),
+            GOALS["hugo"],
+        )
     if args.profile:
         _say("[profile] in-process build_site(full=True), top 15 by cumulative and by own time")
         profile_build(project, workdir / f"site-profile-{name}")

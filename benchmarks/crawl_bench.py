@@ -48,7 +48,6 @@ sys.path[:0] = [str(HERE), str(ROOT)]
 import make_archive  # noqa: E402
 
 import ibistatic  # noqa: E402
-
 from ibistatic.archive.crawl import CrawlCache  # noqa: E402
 from ibistatic.archive.load import LoadedArchives, load_archives  # noqa: E402
 from ibistatic.config import load_config  # noqa: E402
@@ -90,8 +89,13 @@ def _crawl_figures(loaded: LoadedArchives, seconds: float) -> dict:
     started = time.perf_counter()
     check_storage_model(loaded.infos, loaded.crawl.items())  # its share of the load
     checks = time.perf_counter() - started
-    return {"items": items, "seconds": seconds, "items_per_s": items / seconds,
-            "storage_checks_s": checks, "problems": len(loaded.problems)}
+    return {
+        "items": items,
+        "seconds": seconds,
+        "items_per_s": items / seconds,
+        "storage_checks_s": checks,
+        "problems": len(loaded.problems),
+    }
 
 
 def _phase_crawl_cold(project: Path, cache_path: Path, index_path: Path) -> dict:
@@ -106,8 +110,11 @@ def _phase_crawl_fill(project: Path, cache_path: Path, index_path: Path) -> dict
     started = time.perf_counter()
     cache.save()
     figures = _crawl_figures(loaded, seconds)
-    figures |= {"save_s": time.perf_counter() - started, "cache_bytes": cache_path.stat().st_size,
-                "misses": cache.misses}
+    figures |= {
+        "save_s": time.perf_counter() - started,
+        "cache_bytes": cache_path.stat().st_size,
+        "misses": cache.misses,
+    }
     return figures
 
 
@@ -117,8 +124,12 @@ def _phase_crawl_warm(project: Path, cache_path: Path, index_path: Path) -> dict
     opened = time.perf_counter() - started
     loaded, seconds = _load(project, cache)
     figures = _crawl_figures(loaded, seconds)
-    figures |= {"cache_load_s": opened, "hits": cache.hits, "misses": cache.misses,
-                "items_per_s_with_cache_load": figures["items"] / (seconds + opened)}
+    figures |= {
+        "cache_load_s": opened,
+        "hits": cache.hits,
+        "misses": cache.misses,
+        "items_per_s_with_cache_load": figures["items"] / (seconds + opened),
+    }
     return figures
 
 
@@ -131,8 +142,13 @@ def _phase_properties(project: Path, cache_path: Path, index_path: Path) -> dict
             pairs += len(property_list(view, key))
             lists += 1
     seconds = time.perf_counter() - started
-    return {"lists": lists, "pairs": pairs, "seconds": seconds, "lists_per_s": lists / seconds,
-            "relations": {view.info.name: len(view.relations()) for view in loaded.views()}}
+    return {
+        "lists": lists,
+        "pairs": pairs,
+        "seconds": seconds,
+        "lists_per_s": lists / seconds,
+        "relations": {view.info.name: len(view.relations()) for view in loaded.views()},
+    }
 
 
 def _phase_index(project: Path, cache_path: Path, index_path: Path) -> dict:
@@ -143,8 +159,12 @@ def _phase_index(project: Path, cache_path: Path, index_path: Path) -> dict:
     manifest = write_index(loaded, index_path)
     seconds = time.perf_counter() - started
     size = sum(path.stat().st_size for path in index_path.rglob("*.json"))
-    return {"seconds": seconds, "keys": manifest["counts"]["keys"],
-            "shards": manifest["counts"]["shards"], "bytes": size}
+    return {
+        "seconds": seconds,
+        "keys": manifest["counts"]["keys"],
+        "shards": manifest["counts"]["shards"],
+        "bytes": size,
+    }
 
 
 _PHASE_FUNCTIONS = {
@@ -178,8 +198,16 @@ def _run_phase(phase: str, project: Path, workdir: Path, profile: bool) -> int:
 
 
 def _child(phase: str, project: Path, workdir: Path, profile: bool) -> dict:
-    command = [sys.executable, str(Path(__file__).resolve()), "--phase", phase,
-               "--project", str(project), "--workdir", str(workdir)]
+    command = [
+        sys.executable,
+        str(Path(__file__).resolve()),
+        "--phase",
+        phase,
+        "--project",
+        str(project),
+        "--workdir",
+        str(workdir),
+    ]
     if profile:
         command.append("--profile-this")
     print(f"  running {phase} ...", file=sys.stderr, flush=True)
@@ -194,36 +222,66 @@ def _mib(kib: int) -> str:
 def _report(figures: dict[str, dict]) -> None:
     cold, fill, warm = figures["crawl-cold"], figures["crawl-fill"], figures["crawl-warm"]
     props, index = figures["properties"], figures["index"]
-    print(f"crawl cold (no cache):         {cold['items']:,} items in {cold['seconds']:.2f} s = "
-          f"{cold['items_per_s']:,.0f} items/s  (storage checks {cold['storage_checks_s']:.2f} s of it; "
-          f"{cold['problems']} problems)")
-    print(f"crawl filling a CrawlCache:    {fill['seconds']:.2f} s = {fill['items_per_s']:,.0f} items/s; "
-          f"save {fill['save_s']:.2f} s, {fill['cache_bytes'] / 2**20:,.1f} MiB")
-    print(f"crawl warm (cache from above): {warm['seconds']:.2f} s = {warm['items_per_s']:,.0f} items/s "
-          f"(+ {warm['cache_load_s']:.2f} s to load the cache: {warm['items_per_s_with_cache_load']:,.0f} items/s); "
-          f"hits {warm['hits']:,}, misses {warm['misses']:,}")
-    print(f"  warm / cold speed-up:        {cold['seconds'] / warm['seconds']:.1f}x "
-          f"({cold['seconds'] / (warm['seconds'] + warm['cache_load_s']):.1f}x counting the cache load)")
+    print(
+        f"crawl cold (no cache):         {cold['items']:,} items in {cold['seconds']:.2f} s = "
+        f"{cold['items_per_s']:,.0f} items/s  (storage checks {cold['storage_checks_s']:.2f} s of it; "
+        f"{cold['problems']} problems)"
+    )
+    print(
+        f"crawl filling a CrawlCache:    {fill['seconds']:.2f} s = {fill['items_per_s']:,.0f} items/s; "
+        f"save {fill['save_s']:.2f} s, {fill['cache_bytes'] / 2**20:,.1f} MiB"
+    )
+    print(
+        f"crawl warm (cache from above): {warm['seconds']:.2f} s = {warm['items_per_s']:,.0f} items/s "
+        f"(+ {warm['cache_load_s']:.2f} s to load the cache: {warm['items_per_s_with_cache_load']:,.0f} items/s); "
+        f"hits {warm['hits']:,}, misses {warm['misses']:,}"
+    )
+    print(
+        f"  warm / cold speed-up:        {cold['seconds'] / warm['seconds']:.1f}x "
+        f"({cold['seconds'] / (warm['seconds'] + warm['cache_load_s']):.1f}x counting the cache load)"
+    )
     relations = ", ".join(f"{name} {count}" for name, count in props["relations"].items())
-    print(f"property lists:                {props['lists']:,} lists ({props['pairs']:,} pairs) in "
-          f"{props['seconds']:.2f} s = {props['lists_per_s']:,.0f} lists/s  (relations per Archive: {relations})")
-    print(f"JSON index write:              {index['keys']:,} keys, {index['shards']:,} shards, "
-          f"{index['bytes'] / 2**20:,.1f} MiB in {index['seconds']:.2f} s")
+    print(
+        f"property lists:                {props['lists']:,} lists ({props['pairs']:,} pairs) in "
+        f"{props['seconds']:.2f} s = {props['lists_per_s']:,.0f} lists/s  (relations per Archive: {relations})"
+    )
+    print(
+        f"JSON index write:              {index['keys']:,} keys, {index['shards']:,} shards, "
+        f"{index['bytes'] / 2**20:,.1f} MiB in {index['seconds']:.2f} s"
+    )
     print("peak memory (ru_maxrss of each phase's child process; after imports in brackets):")
     for phase in PHASES:
-        print(f"  {phase:<12} {_mib(figures[phase]['peak_rss_kib']):>10}  "
-              f"[{_mib(figures[phase]['baseline_rss_kib'])}]")
+        print(
+            f"  {phase:<12} {_mib(figures[phase]['peak_rss_kib']):>10}  "
+            f"[{_mib(figures[phase]['baseline_rss_kib'])}]"
+        )
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="crawl_bench.py", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--items", type=int, default=100_000, metavar="N",
-                        help="items in archive-a of the synthetic project (default 100000)")
-    parser.add_argument("--workdir", type=Path, default=DEFAULT_WORKDIR, metavar="DIR",
-                        help=f"where projects, caches and indexes go (default {DEFAULT_WORKDIR})")
-    parser.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the project (default 0)")
-    parser.add_argument("--profile", choices=PHASES, metavar="PHASE",
-                        help="print the top 10 functions of PHASE by own time (cProfile; slows it)")
+    parser.add_argument(
+        "--items",
+        type=int,
+        default=100_000,
+        metavar="N",
+        help="items in archive-a of the synthetic project (default 100000)",
+    )
+    parser.add_argument(
+        "--workdir",
+        type=Path,
+        default=DEFAULT_WORKDIR,
+        metavar="DIR",
+        help=f"where projects, caches and indexes go (default {DEFAULT_WORKDIR})",
+    )
+    parser.add_argument(
+        "--seed", type=int, default=0, metavar="S", help="seed of the project (default 0)"
+    )
+    parser.add_argument(
+        "--profile",
+        choices=PHASES,
+        metavar="PHASE",
+        help="print the top 10 functions of PHASE by own time (cProfile; slows it)",
+    )
     # Internal: how the parent runs one phase in a child process.
     parser.add_argument("--phase", choices=PHASES, help=argparse.SUPPRESS)
     parser.add_argument("--project", type=Path, help=argparse.SUPPRESS)
@@ -237,11 +295,18 @@ def main(argv: list[str] | None = None) -> int:
         return _run_phase(args.phase, args.project, args.workdir, args.profile_this)
     args.workdir.mkdir(parents=True, exist_ok=True)
     project = make_archive.ensure_project(args.workdir, args.items, args.seed)
-    print(f"{time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} CPUs, Python {sys.version.split()[0]}, ibistatic from {Path(ibistatic.__file__).parent}, "
-          f"load average {os.getloadavg()[0]:.2f}")
+    print(
+        f"{time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} CPUs, Python "
+        f"{sys.version.split()[0]}, ibistatic from {Path(ibistatic.__file__).parent}, "
+        f"load average {os.getloadavg()[0]:.2f}"
+    )
     files, seconds = make_archive.read_tree(project)
-    print(f"reading the tree once beforehand (page cache state unknown): {files:,} files in {seconds:.1f} s")
-    figures = {phase: _child(phase, project, args.workdir, phase == args.profile) for phase in PHASES}
+    print(
+        f"reading the tree once beforehand (page cache state unknown): {files:,} files in {seconds:.1f} s"
+    )
+    figures = {
+        phase: _child(phase, project, args.workdir, phase == args.profile) for phase in PHASES
+    }
     _report(figures)
     print(f"load average at the end: {os.getloadavg()[0]:.2f} (other users share the machine)")
     return 0

@@ -61,8 +61,20 @@ FILLER = (
     "loading, property lists and the site writer at scale.\n"
 )
 TITLE_WORDS = (
-    "Relatório", "técnico", "Report", "orbit", "Informe", "satélite", "imagery",
-    "calibration", "clima", "dados", "sensor", "modelo", "análise", "campaign",
+    "Relatório",
+    "técnico",
+    "Report",
+    "orbit",
+    "Informe",
+    "satélite",
+    "imagery",
+    "calibration",
+    "clima",
+    "dados",
+    "sensor",
+    "modelo",
+    "análise",
+    "campaign",
 )
 
 
@@ -171,8 +183,11 @@ def _chain_lengths(editions: int, rng: random.Random) -> list[int]:
 
 def _units(counts: dict[str, int], rng: random.Random) -> list[tuple[str, int]]:
     """Kinds in deposit order; an edition chain is one unit so its items are adjacent."""
-    units = [(kind, 1) for kind in ("plain", "translation", "metadata", "deleted")
-             for _ in range(counts[kind])]
+    units = [
+        (kind, 1)
+        for kind in ("plain", "translation", "metadata", "deleted")
+        for _ in range(counts[kind])
+    ]
     units += [("edition", length) for length in _chain_lengths(counts["edition"], rng)]
     rng.shuffle(units)
     return units
@@ -222,7 +237,9 @@ def _other_language(language: str, rng: random.Random) -> str:
 def _link_translations(planned: list[_Item], rng: random.Random) -> None:
     translations = [item for item in planned if item.kind == "translation"]
     bases = [item for item in planned if item.kind == "plain" and item.language]
-    for translation, base in zip(translations, rng.sample(bases, min(len(bases), len(translations)))):
+    for translation, base in zip(
+        translations, rng.sample(bases, min(len(bases), len(translations)))
+    ):
         translation.language = _other_language(base.language, rng)
         translation.translations[base.language] = _reference(base, rng)
         base.translations[translation.language] = _reference(translation, rng)
@@ -257,8 +274,9 @@ def _plan(items: int, seed: int) -> tuple[list[_Item], list[_Item]]:
     _link_metadata(planned, rng)
     _add_dublin_core(planned, rng)
     live = [item for item in planned if item.kind != "deleted"]
-    copies = sorted(rng.sample(live, min(len(live), round(items * COPY_SHARE))),
-                    key=lambda item: item.index)
+    copies = sorted(
+        rng.sample(live, min(len(live), round(items * COPY_SHARE))), key=lambda item: item.index
+    )
     return planned, copies
 
 
@@ -298,28 +316,34 @@ def _descriptor(item: _Item, state: str) -> str:
 
 def _document(item: _Item) -> str:
     label = item.repository + (f" ({item.ibip})" if item.ibip else "")
-    return (f"Synthetic document {item.index} of the ibistatic benchmark archive.\n"
-            f"IBI: {label}\nLanguage: {item.language or 'not given'}\n\n{FILLER}")
+    return (
+        f"Synthetic document {item.index} of the ibistatic benchmark archive.\n"
+        f"IBI: {label}\nLanguage: {item.language or 'not given'}\n\n{FILLER}"
+    )
 
 
 def _oai_dc(item: _Item) -> str:
     subject = item.describes
     about = subject.repository if subject else item.repository
-    return ('<?xml version="1.0" encoding="UTF-8"?>\n'
-            '<oai_dc:dc xmlns:oai_dc="http://www.openarchives.org/OAI/2.0/oai_dc/" '
-            'xmlns:dc="http://purl.org/dc/elements/1.1/">\n'
-            f"  <dc:title>Synthetic item {subject.index if subject else item.index}</dc:title>\n"
-            f"  <dc:identifier>{SITE_URL}{about}</dc:identifier>\n"
-            f"  <dc:date>{item.timestamp[:10]}</dc:date>\n"
-            "  <dc:type>Text</dc:type>\n"
-            "</oai_dc:dc>\n")
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        '<oai_dc:dc xmlns:oai_dc="http://www.openarchives.org/OAI/2.0/oai_dc/" '
+        'xmlns:dc="http://purl.org/dc/elements/1.1/">\n'
+        f"  <dc:title>Synthetic item {subject.index if subject else item.index}</dc:title>\n"
+        f"  <dc:identifier>{SITE_URL}{about}</dc:identifier>\n"
+        f"  <dc:date>{item.timestamp[:10]}</dc:date>\n"
+        "  <dc:type>Text</dc:type>\n"
+        "</oai_dc:dc>\n"
+    )
 
 
 def _metadata_page(item: _Item) -> str:
     about = item.describes.repository if item.describes else item.repository
-    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f"<title>Metadata of {about}</title></head>\n"
-            f"<body><h1>Metadata of {about}</h1><p>Synthetic metadata record.</p></body></html>\n")
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>Metadata of {about}</title></head>\n"
+        f"<body><h1>Metadata of {about}</h1><p>Synthetic metadata record.</p></body></html>\n"
+    )
 
 
 def _files(item: _Item) -> dict[str, str]:
@@ -348,16 +372,19 @@ def _write_item(archive: str, item: _Item, state: str) -> int:
 
 
 def _archive_yaml(letter: str, number: int) -> str:
-    return (f"address: mtc-m21{letter}.sid.inpe.br\n"
-            f"service-ibi: sid.inpe.br/mtc-m21{letter}/2014/12.31.23.59\n"
-            f"service-ibip: {IBIP_PREFIX}{_ibip_suffix(IBIP_FIRST + number)}\n"
-            "platform-software-ibi: dpi.inpe.br/banon/1998/08.02.08.56\n")
+    return (
+        f"address: mtc-m21{letter}.sid.inpe.br\n"
+        f"service-ibi: sid.inpe.br/mtc-m21{letter}/2014/12.31.23.59\n"
+        f"service-ibip: {IBIP_PREFIX}{_ibip_suffix(IBIP_FIRST + number)}\n"
+        "platform-software-ibi: dpi.inpe.br/banon/1998/08.02.08.56\n"
+    )
 
 
 def _write_config(root: Path) -> None:
     archives = "".join(f"  - {name}\n" for name in ARCHIVES)
-    _write_text(str(root / "ibistatic.yaml"),
-                f"site-url: {SITE_URL}\narchives:\n{archives}output: site\n")
+    _write_text(
+        str(root / "ibistatic.yaml"), f"site-url: {SITE_URL}\narchives:\n{archives}output: site\n"
+    )
     for number, name in enumerate(ARCHIVES):
         (root / name).mkdir()
         _write_text(str(root / name / "archive.yaml"), _archive_yaml(name[-1], number))
@@ -370,8 +397,12 @@ def _check_empty(root: Path) -> None:
             raise FileExistsError(f"{root / name} already exists; choose an empty OUTPUT_DIR")
 
 
-def generate(path: str | os.PathLike[str], items: int, seed: int = 0,
-             progress: Callable[[int, int], None] | None = None) -> Totals:
+def generate(
+    path: str | os.PathLike[str],
+    items: int,
+    seed: int = 0,
+    progress: Callable[[int, int], None] | None = None,
+) -> Totals:
     """Write the project into ``path`` (created if needed) and return what was written.
 
     ``progress(done, total)`` is called every 10,000 items of archive-a.
@@ -393,8 +424,7 @@ def generate(path: str | os.PathLike[str], items: int, seed: int = 0,
     for item in copies:
         files += _write_item(archive_b, item, "Copy")
     kinds = Counter(item.kind for item in planned)
-    return Totals(dict(sorted(kinds.items())), len(copies), files,
-                  time.perf_counter() - started)
+    return Totals(dict(sorted(kinds.items())), len(copies), files, time.perf_counter() - started)
 
 
 #: written last into a benchmark's project: a project without it is incomplete
@@ -412,9 +442,14 @@ def ensure_project(workdir: Path, items: int, seed: int) -> Path:
         shutil.rmtree(project)  # an interrupted generation
     print(f"generating {items:,} items into {project} ...", flush=True)
     totals = generate(project, items, seed)
-    (project / MARKER).write_text(json.dumps({"items": items, "seed": seed, "seconds": totals.seconds}))
-    print(f"generated {totals.items:,} items + {totals.copies:,} copies, {totals.files:,} files "
-          f"in {totals.seconds:.1f} s", flush=True)
+    (project / MARKER).write_text(
+        json.dumps({"items": items, "seed": seed, "seconds": totals.seconds})
+    )
+    print(
+        f"generated {totals.items:,} items + {totals.copies:,} copies, {totals.files:,} files "
+        f"in {totals.seconds:.1f} s",
+        flush=True,
+    )
     return project
 
 
@@ -443,10 +478,12 @@ def make_project(path: str | os.PathLike[str], items: int, seed: int = 0) -> Pat
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="make_archive.py",
-        description="Write a synthetic ibistatic publishing project (two Archives).")
+        description="Write a synthetic ibistatic publishing project (two Archives).",
+    )
     parser.add_argument("output", metavar="OUTPUT_DIR", help="directory to create (must be empty)")
-    parser.add_argument("--items", type=int, required=True, metavar="N",
-                        help="number of items in archive-a")
+    parser.add_argument(
+        "--items", type=int, required=True, metavar="N", help="number of items in archive-a"
+    )
     parser.add_argument("--seed", type=int, default=0, metavar="S", help="random seed (default 0)")
     return parser
 
@@ -463,8 +500,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"make_archive.py: error: {error}", file=sys.stderr)
         return 2
     kinds = ", ".join(f"{kind} {count:,}" for kind, count in totals.kinds.items())
-    print(f"archive-a: {totals.items:,} items ({kinds}); archive-b: {totals.copies:,} copies; "
-          f"{totals.files:,} files in {totals.seconds:.2f} s")
+    print(
+        f"archive-a: {totals.items:,} items ({kinds}); archive-b: {totals.copies:,} copies; "
+        f"{totals.files:,} files in {totals.seconds:.2f} s"
+    )
     return 0
 
 

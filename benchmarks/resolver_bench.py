@@ -59,10 +59,9 @@ ROOT = HERE.parent
 sys.path[:0] = [str(HERE), str(ROOT)]
 
 import make_archive  # noqa: E402
-
-import ibistatic  # noqa: E402
 import yaml  # noqa: E402
 
+import ibistatic  # noqa: E402
 from ibistatic.archive.crawl import CrawlResult  # noqa: E402
 from ibistatic.archive.descriptors import read_archive_info, read_item  # noqa: E402
 from ibistatic.archive.load import LoadedArchives  # noqa: E402
@@ -78,7 +77,13 @@ PROCESS_URLS = 20_000  # URLs of the resolution-process pass (2b)
 IBIS_FILE = "ibis.txt"  # every IBI text of the index, one a line, beside manifest.json
 BUILD_FILE = "bench-build.json"  # how and from which sources it was built; written last
 # What decides the index's bytes here (crawl.py does not: the items are built in memory).
-INDEX_SOURCES = ("core/*.py", "index/*.py", "site/*.py", "archive/descriptors.py", "archive/load.py")
+INDEX_SOURCES = (
+    "core/*.py",
+    "index/*.py",
+    "site/*.py",
+    "archive/descriptors.py",
+    "archive/load.py",
+)
 SAMPLE_ITEMS = 20_000  # planned once to learn how many keys an item gives on average
 WRK_SECONDS = 10
 SERVER_START_TIMEOUT = 60.0
@@ -118,7 +123,9 @@ def _archive_infos() -> list[ArchiveInfo]:
 
 def _validated(archive: str, planned, state: str) -> Item:
     files = tuple(sorted(make_archive._files(planned)))
-    item, problems = read_item(archive, planned.repository, _raw_descriptor(planned, state), files, planned.timestamp)
+    item, problems = read_item(
+        archive, planned.repository, _raw_descriptor(planned, state), files, planned.timestamp
+    )
     if item is None:
         raise RuntimeError(f"{planned.repository}: {[str(p) for p in problems]}")
     return item
@@ -148,9 +155,19 @@ def build_index(directory: Path, keys: int, seed: int = 0) -> dict:
     started = time.perf_counter()
     manifest = write_index(loaded, directory)
     timings["write_index"] = time.perf_counter() - started
-    texts = [name for item in items[: len(planned)] for name in (item.repository.text, item.ibip and item.ibip.text) if name]
+    texts = [
+        name
+        for item in items[: len(planned)]
+        for name in (item.repository.text, item.ibip and item.ibip.text)
+        if name
+    ]
     (directory / IBIS_FILE).write_text("\n".join(texts) + "\n", encoding="utf-8")
-    return {"timings": timings, "items": len(items), "counts": manifest["counts"], "problems": len(problems)}
+    return {
+        "timings": timings,
+        "items": len(items),
+        "counts": manifest["counts"],
+        "problems": len(problems),
+    }
 
 
 def source_fingerprint() -> str:
@@ -196,9 +213,11 @@ def ensure_index(workdir: Path, keys: int, seed: int, reuse_any: bool = False) -
     os.replace(building, directory)
     steps = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in built["timings"].items())
     counts = built["counts"]
-    print(f"built: {built['items']:,} items, {counts['keys']:,} keys, {counts['shards']:,} shards, "
-          f"{built['problems']} problems; {steps}; peak RSS "
-          f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:,.0f} MiB")
+    print(
+        f"built: {built['items']:,} items, {counts['keys']:,} keys, {counts['shards']:,} shards, "
+        f"{built['problems']} problems; {steps}; peak RSS "
+        f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:,.0f} MiB"
+    )
     return directory
 
 
@@ -226,7 +245,9 @@ def _ibistatic_command() -> list[str]:
 
 def _wall(command: list[str]) -> float:
     started = time.perf_counter()
-    done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_child_env())
+    done = subprocess.run(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_child_env()
+    )
     seconds = time.perf_counter() - started
     if done.returncode not in (0, 1):  # 1 is an alert (a Deleted item): still resolved
         raise RuntimeError(f"{command}: exit {done.returncode}: {done.stderr.strip()}")
@@ -242,18 +263,24 @@ def bench_cold(index: Path, urls: list[str], runs: int) -> None:
         times["pass"].append(_wall([sys.executable, "-c", "pass"]))
         times["parser"].append(_wall(parser_only))
     median = {name: statistics.median(values) for name, values in times.items()}
-    print(f"(1) cold `{Path(resolve[0]).name} resolve URL --index DIR`, median of {runs}: "
-          f"{median['resolve'] * 1000:.0f} ms; `python -c pass`: {median['pass'] * 1000:.0f} ms; "
-          f"ratio {median['resolve'] / median['pass']:.1f}x (goal: under 3x)")
-    print(f"    of which importing ibistatic.cli and building its parser: "
-          f"{(median['parser'] - median['pass']) * 1000:.0f} ms "
-          f"(python -c 'build_parser()' median {median['parser'] * 1000:.0f} ms)")
+    print(
+        f"(1) cold `{Path(resolve[0]).name} resolve URL --index DIR`, median of {runs}: "
+        f"{median['resolve'] * 1000:.0f} ms; `python -c pass`: {median['pass'] * 1000:.0f} ms; "
+        f"ratio {median['resolve'] / median['pass']:.1f}x (goal: under 3x)"
+    )
+    print(
+        f"    of which importing ibistatic.cli and building its parser: "
+        f"{(median['parser'] - median['pass']) * 1000:.0f} ms "
+        f"(python -c 'build_parser()' median {median['parser'] * 1000:.0f} ms)"
+    )
 
 
 # ------------------------------------------------------------------ warm API
 
 
-def _pass(resolver: Resolver, urls: list[str], accept_language: str | None = None) -> tuple[float, Counter]:
+def _pass(
+    resolver: Resolver, urls: list[str], accept_language: str | None = None
+) -> tuple[float, Counter]:
     outcomes: Counter = Counter()
     started = time.perf_counter()
     for url in urls:
@@ -269,13 +296,21 @@ def bench_warm(index: Path, urls: list[str], profile: bool) -> None:
     first, outcomes = _pass(resolver, urls)
     second, _ = _pass(resolver, urls)
     shards = len(getattr(resolver.index, "_shards", ()))  # private: a count for the report only
-    print(f"(2) warm API, {len(urls):,} random URLs ({', '.join(repr(m) for m in MODIFIERS)} in equal shares), "
-          f"Resolver opened in {opened * 1000:.0f} ms:")
-    print(f"    first pass (shards loaded on demand, {shards:,} loaded): {len(urls) / first:,.0f} resolutions/s")
-    print(f"    second pass (all loaded):                    {len(urls) / second:,.0f} resolutions/s"
-          " (goal: 50,000/s or more)")
-    print(f"    outcomes: {', '.join(f'{name} {count:,}' for name, count in outcomes.most_common())}; "
-          f"peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:,.0f} MiB")
+    print(
+        f"(2) warm API, {len(urls):,} random URLs ({', '.join(repr(m) for m in MODIFIERS)} in equal shares), "
+        f"Resolver opened in {opened * 1000:.0f} ms:"
+    )
+    print(
+        f"    first pass (shards loaded on demand, {shards:,} loaded): {len(urls) / first:,.0f} resolutions/s"
+    )
+    print(
+        f"    second pass (all loaded):                    {len(urls) / second:,.0f} resolutions/s"
+        " (goal: 50,000/s or more)"
+    )
+    print(
+        f"    outcomes: {', '.join(f'{name} {count:,}' for name, count in outcomes.most_common())}; "
+        f"peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:,.0f} MiB"
+    )
     if profile:
         profiler = cProfile.Profile()
         profiled, _ = profiler.runcall(_pass, resolver, urls)
@@ -291,14 +326,18 @@ def bench_process(index: Path, count: int, seed: int, profile: bool) -> None:
     ibis = (index / IBIS_FILE).read_text(encoding="utf-8").split()
     chosen = random.Random(seed).sample(ibis, min(len(ibis), 3 * count))
     urls = [make_archive.SITE_URL + ibi + "+" for ibi in chosen]
-    loading, measured, profiled = urls[:count], urls[count: 2 * count], urls[2 * count:]
+    loading, measured, profiled = urls[:count], urls[count : 2 * count], urls[2 * count :]
     resolver = Resolver(index)
     first, _ = _pass(resolver, loading, ACCEPT_LANGUAGE)
     second, outcomes = _pass(resolver, measured, ACCEPT_LANGUAGE)
-    print(f"(2b) resolution process ('+' with Accept-Language {ACCEPT_LANGUAGE!r}, not precomputed), "
-          f"{len(measured):,} distinct URLs: {len(loading) / first:,.0f}/s while loading record shards, "
-          f"{len(measured) / second:,.0f}/s after")
-    print(f"    outcomes: {', '.join(f'{name} {count:,}' for name, count in outcomes.most_common())}")
+    print(
+        f"(2b) resolution process ('+' with Accept-Language {ACCEPT_LANGUAGE!r}, not precomputed), "
+        f"{len(measured):,} distinct URLs: {len(loading) / first:,.0f}/s while loading record shards, "
+        f"{len(measured) / second:,.0f}/s after"
+    )
+    print(
+        f"    outcomes: {', '.join(f'{name} {count:,}' for name, count in outcomes.most_common())}"
+    )
     if profile and profiled:
         profiler = cProfile.Profile()
         profiler.runcall(_pass, resolver, profiled, ACCEPT_LANGUAGE)
@@ -365,15 +404,30 @@ def _wait_for(port: int, server: subprocess.Popen) -> None:
                 return
         except OSError:
             time.sleep(0.1)
-    raise RuntimeError(f"ibistatic serve did not listen on port {port} within {SERVER_START_TIMEOUT:.0f} s")
+    raise RuntimeError(
+        f"ibistatic serve did not listen on port {port} within {SERVER_START_TIMEOUT:.0f} s"
+    )
 
 
 def _wrk(port: int, script: Path, paths: Path) -> tuple[float, Counter, str]:
-    command = ["wrk", "-t2", "-c32", f"-d{WRK_SECONDS}s", "-s", str(script),
-               f"http://127.0.0.1:{port}/", "--", str(paths)]
-    output = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, check=True).stdout
+    command = [
+        "wrk",
+        "-t2",
+        "-c32",
+        f"-d{WRK_SECONDS}s",
+        "-s",
+        str(script),
+        f"http://127.0.0.1:{port}/",
+        "--",
+        str(paths),
+    ]
+    output = subprocess.run(
+        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, check=True
+    ).stdout
     rate = re.search(r"Requests/sec:\s*([\d.]+)", output)
-    statuses = Counter({int(s): int(n) for s, n in re.findall(r"^status (\d+) (\d+)$", output, re.M)})
+    statuses = Counter(
+        {int(s): int(n) for s, n in re.findall(r"^status (\d+) (\d+)$", output, re.M)}
+    )
     return (float(rate.group(1)) if rate else 0.0), statuses, output
 
 
@@ -419,26 +473,47 @@ def bench_serve(index: Path, urls: list[str], workdir: Path) -> None:
         return
     base = len(make_archive.SITE_URL) - 1  # keep the "/" that starts the path
     with tempfile.TemporaryDirectory(dir=workdir) as scratch:
-        paths, script, log = Path(scratch, "paths.txt"), Path(scratch, "random.lua"), Path(scratch, "serve.log")
+        paths, script, log = (
+            Path(scratch, "paths.txt"),
+            Path(scratch, "random.lua"),
+            Path(scratch, "serve.log"),
+        )
         paths.write_text("".join(url[base:] + "\n" for url in urls), encoding="utf-8")
         script.write_text(WRK_SCRIPT, encoding="utf-8")
         port = _free_port()
-        command = _ibistatic_command() + ["serve", "--index", str(index), "--bind", "127.0.0.1", "--port", str(port)]
+        command = _ibistatic_command() + [
+            "serve",
+            "--index",
+            str(index),
+            "--bind",
+            "127.0.0.1",
+            "--port",
+            str(port),
+        ]
         with open(log, "w") as handle:
-            server = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT, env=_child_env())
+            server = subprocess.Popen(
+                command, stdout=handle, stderr=subprocess.STDOUT, env=_child_env()
+            )
         try:
             _wait_for(port, server)
             for run in ("first run (shards loaded on demand)", "second run (warm)"):
                 if run.startswith("second"):
                     requested, seconds = _warm_up(port, index, [url[base:] for url in urls])
-                    print(f"    warm-up: one request per shard, {requested:,} requests in {seconds:.1f} s")
+                    print(
+                        f"    warm-up: one request per shard, {requested:,} requests in {seconds:.1f} s"
+                    )
                 rate, statuses, output = _wrk(port, script, paths)
                 total = sum(statuses.values())
                 redirects = statuses[302] + statuses[303]
-                shown = ", ".join(f"{status}: {count:,}" for status, count in sorted(statuses.items()))
-                print(f"(3) serve + wrk -t2 -c32 -d{WRK_SECONDS}s, {run}: {rate:,.0f} requests/s "
-                      f"(goal: 3,000/s or more); 302/303 {redirects / total:.1%} of {total:,} ({shown})"
-                      if total else f"(3) serve + wrk, {run}: no answers counted:\n{output}")
+                shown = ", ".join(
+                    f"{status}: {count:,}" for status, count in sorted(statuses.items())
+                )
+                print(
+                    f"(3) serve + wrk -t2 -c32 -d{WRK_SECONDS}s, {run}: {rate:,.0f} requests/s "
+                    f"(goal: 3,000/s or more); 302/303 {redirects / total:.1%} of {total:,} ({shown})"
+                    if total
+                    else f"(3) serve + wrk, {run}: no answers counted:\n{output}"
+                )
         finally:
             server.terminate()
             try:
@@ -447,7 +522,9 @@ def bench_serve(index: Path, urls: list[str], workdir: Path) -> None:
                 server.kill()
                 server.wait()
         if server.returncode not in (0, -15):
-            print(f"    ibistatic serve ended with {server.returncode}; its log:\n{log.read_text()[-2000:]}")
+            print(
+                f"    ibistatic serve ended with {server.returncode}; its log:\n{log.read_text()[-2000:]}"
+            )
 
 
 # ------------------------------------------------------------------ command line
@@ -455,18 +532,44 @@ def bench_serve(index: Path, urls: list[str], workdir: Path) -> None:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="resolver_bench.py", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--keys", type=int, default=1_000_000, metavar="K",
-                        help="about how many IBI keys the index holds (default 1000000)")
-    parser.add_argument("--workdir", type=Path, default=DEFAULT_WORKDIR, metavar="DIR",
-                        help=f"where the index goes (default {DEFAULT_WORKDIR})")
-    parser.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the items and URLs (default 0)")
-    parser.add_argument("--urls", type=int, default=100_000, metavar="N",
-                        help="random URLs of the warm passes and of wrk's list (default 100000)")
-    parser.add_argument("--runs", type=int, default=20, metavar="R", help="cold subprocess runs (default 20)")
-    parser.add_argument("--profile", action="store_true", help="add a warm pass under cProfile and print its top 10 functions")
+    parser.add_argument(
+        "--keys",
+        type=int,
+        default=1_000_000,
+        metavar="K",
+        help="about how many IBI keys the index holds (default 1000000)",
+    )
+    parser.add_argument(
+        "--workdir",
+        type=Path,
+        default=DEFAULT_WORKDIR,
+        metavar="DIR",
+        help=f"where the index goes (default {DEFAULT_WORKDIR})",
+    )
+    parser.add_argument(
+        "--seed", type=int, default=0, metavar="S", help="seed of the items and URLs (default 0)"
+    )
+    parser.add_argument(
+        "--urls",
+        type=int,
+        default=100_000,
+        metavar="N",
+        help="random URLs of the warm passes and of wrk's list (default 100000)",
+    )
+    parser.add_argument(
+        "--runs", type=int, default=20, metavar="R", help="cold subprocess runs (default 20)"
+    )
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="add a warm pass under cProfile and print its top 10 functions",
+    )
     parser.add_argument("--no-serve", action="store_true", help="skip the HTTP benchmark")
-    parser.add_argument("--reuse-index", action="store_true",
-                        help="reuse a complete index even if ibistatic's sources changed since it was built")
+    parser.add_argument(
+        "--reuse-index",
+        action="store_true",
+        help="reuse a complete index even if ibistatic's sources changed since it was built",
+    )
     # Internal: the index is built in a child process so that its memory does not
     # count in the warm pass's peak RSS.
     parser.add_argument("--build-only", action="store_true", help=argparse.SUPPRESS)
@@ -479,12 +582,27 @@ def main(argv: list[str] | None = None) -> int:
     if args.build_only:
         ensure_index(args.workdir, args.keys, args.seed, args.reuse_index)
         return 0
-    subprocess.run([sys.executable, str(Path(__file__).resolve()), "--build-only", "--keys", str(args.keys),
-                    "--seed", str(args.seed), "--workdir", str(args.workdir)]
-                   + (["--reuse-index"] if args.reuse_index else []), check=True)
+    subprocess.run(
+        [
+            sys.executable,
+            str(Path(__file__).resolve()),
+            "--build-only",
+            "--keys",
+            str(args.keys),
+            "--seed",
+            str(args.seed),
+            "--workdir",
+            str(args.workdir),
+        ]
+        + (["--reuse-index"] if args.reuse_index else []),
+        check=True,
+    )
     index = index_dir(args.workdir, args.keys, args.seed)  # what the child built or reused
-    print(f"{time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} CPUs, Python {sys.version.split()[0]}, ibistatic from {Path(ibistatic.__file__).parent}, "
-          f"load average {os.getloadavg()[0]:.2f}")
+    print(
+        f"{time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} CPUs, Python "
+        f"{sys.version.split()[0]}, ibistatic from {Path(ibistatic.__file__).parent}, "
+        f"load average {os.getloadavg()[0]:.2f}"
+    )
     urls = sample_urls(index, max(args.urls, args.runs), args.seed + 1)
     bench_cold(index, urls, args.runs)
     bench_warm(index, urls[: args.urls], args.profile)

@@ -71,7 +71,9 @@ def measure(items: int, deposits: int, workdir: Path) -> list[float]:
     whole: list[float] = []  # to the end of the republish: site-wide files included
     try:
         for number in range(deposits):
-            done = deposit(project / "archive-a", [document], host="mtc-m99.sid.inpe.br", granularity="0.01")
+            done = deposit(
+                project / "archive-a", [document], host="mtc-m99.sid.inpe.br", granularity="0.01"
+            )
             returned = time.time()
             # the deposit's last write is the rename that puts the repository in place (it
             # then fsyncs the parent folder before returning): the rename set the folder's ctime
@@ -90,9 +92,16 @@ def measure(items: int, deposits: int, workdir: Path) -> list[float]:
     finally:
         watcher.stop()
         thread.join(30)
-    print(f"  {items:>7} items: (noticed by a polling thread of this process: median {statistics.median(noticed):.3f} s, "
-          f"worst {max(noticed):.3f} s; from deposit() returning: median {statistics.median(after_return):.3f} s)", flush=True)
-    print(f"  {items:>7} items: (to the end of the republish, site-wide files included: median {statistics.median(whole):.2f} s)", flush=True)
+    print(
+        f"  {items:>7} items: (noticed by a polling thread of this process: median {statistics.median(noticed):.3f} s, "
+        f"worst {max(noticed):.3f} s; from deposit() returning: median {statistics.median(after_return):.3f} s)",
+        flush=True,
+    )
+    print(
+        f"  {items:>7} items: (to the end of the republish, site-wide files included: median "
+        f"{statistics.median(whole):.2f} s)",
+        flush=True,
+    )
     return latencies
 
 
@@ -105,7 +114,10 @@ def _wait_for_discards(output: Path) -> None:
         time.sleep(1)
     os.sync()
     if time.perf_counter() - started > 1:
-        print(f"  (waited {time.perf_counter() - started:.0f} s for the previous site's deletion)", flush=True)
+        print(
+            f"  (waited {time.perf_counter() - started:.0f} s for the previous site's deletion)",
+            flush=True,
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -123,11 +135,16 @@ def main(argv: list[str] | None = None) -> int:
     for items in args.items:
         latencies = measure(items, args.deposits, workdir)
         medians[items] = statistics.median(latencies)
-        print(f"  {items:>7} items: deposit -> page published: median {medians[items]:.3f} s, "
-              f"worst {max(latencies):.3f} s over {len(latencies)} deposits (goal: under 1 s)", flush=True)
+        print(
+            f"  {items:>7} items: deposit -> page published: median {medians[items]:.3f} s, "
+            f"worst {max(latencies):.3f} s over {len(latencies)} deposits (goal: under 1 s)",
+            flush=True,
+        )
     if len(medians) > 1:
         small, large = min(medians), max(medians)
-        print(f"  ratio {large} / {small} items: {medians[large] / medians[small]:.2f}x (goal: under 2x)")
+        print(
+            f"  ratio {large} / {small} items: {medians[large] / medians[small]:.2f}x (goal: under 2x)"
+        )
     return 0
 
 

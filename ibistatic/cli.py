@@ -2,7 +2,7 @@
 
 Each sub-command lives in ``ibistatic/commands/<name>.py`` and defines
 ``add_parser(subparsers)`` (which sets ``func`` to its ``run(args) -> int``).  The
-contract for commands, options, outputs and exit codes is ``shared/spec/cli.md``:
+contract for commands, options, outputs and exit codes is docs/cli/index.md:
 0 success, 1 an alert or problems found, 2 bad usage or input that does not parse.
 """
 

@@ -23,7 +23,12 @@ from .errors import ConfigError
 from .schema import Field, Schema
 
 __all__ = [
-    "SiteConfig", "load_config", "load_command_config", "find_config", "bundled_sample_config", "CONFIG_NAME",
+    "SiteConfig",
+    "load_config",
+    "load_command_config",
+    "find_config",
+    "bundled_sample_config",
+    "CONFIG_NAME",
     "CONFIG_SCHEMA",
 ]
 
@@ -115,6 +120,7 @@ def _is_directory_name(value) -> bool:
 
 # --- validators (report, key, value, context -> the value); context: base, output_base --
 
+
 def _site_url(report: _Report, key: str, value, context: dict) -> str | None:
     if not _site_url_ok(value):
         report.error(key, f"found {_found(value)}", SITE_URL)
@@ -123,24 +129,38 @@ def _site_url(report: _Report, key: str, value, context: dict) -> str | None:
 
 
 def _site_url_ok(value) -> bool:
-    if not isinstance(value, str) or any(ord(ch) <= 0x20 or 0x7F <= ord(ch) <= 0x9F for ch in value):
+    if not isinstance(value, str) or any(
+        ord(ch) <= 0x20 or 0x7F <= ord(ch) <= 0x9F for ch in value
+    ):
         return False
     try:
         parts = urlsplit(value)
     except ValueError:  # such as an unclosed '[' in the host
         return False
-    return parts.scheme in ("http", "https") and bool(parts.netloc) and not parts.query and not parts.fragment
+    return (
+        parts.scheme in ("http", "https")
+        and bool(parts.netloc)
+        and not parts.query
+        and not parts.fragment
+    )
 
 
 def _archives(report: _Report, key: str, value, context: dict) -> tuple[Path, ...] | None:
-    if not isinstance(value, list) or not value or not all(isinstance(a, str) and _is_directory_name(a) for a in value):
+    if (
+        not isinstance(value, list)
+        or not value
+        or not all(isinstance(a, str) and _is_directory_name(a) for a in value)
+    ):
         report.error(key, f"found {_found(value)}", "a list of archive directories")
         return None
     names = [Path(a).name for a in value]
     duplicate = next((n for n in names if names.count(n) > 1), None)
     if duplicate:
-        report.error(key, f"two archives are named {_found(duplicate)}",
-                     "distinct directory names (they name the Archives in the index)")
+        report.error(
+            key,
+            f"two archives are named {_found(duplicate)}",
+            "distinct directory names (they name the Archives in the index)",
+        )
         return None
     return tuple((context["base"] / a).resolve() for a in value)
 
@@ -157,7 +177,11 @@ def _modifiers(report: _Report, key: str, value, context: dict) -> str | tuple[s
         return value
     if isinstance(value, list) and all(isinstance(m, str) for m in value):
         return tuple(value)
-    report.error(key, f"found {_found(value)}", "default, all, or a list of modifiers such as '!' and ':(oai_dc)'")
+    report.error(
+        key,
+        f"found {_found(value)}",
+        "default, all, or a list of modifiers such as '!' and ':(oai_dc)'",
+    )
     return None
 
 
@@ -177,26 +201,60 @@ def _cache(report: _Report, key: str, value, context: dict) -> Path | None:
 
 SITE_URL = "an absolute http(s) URL such as https://ibi.example.org/, without query or fragment"
 #: the keys of ibistatic.yaml: its table in docs/configuration.md is made from this
-CONFIG_SCHEMA = Schema(CONFIG_NAME, (
-    Field("site-url", "absolute base URL of the persistent links; `{site}` in URL templates",
-          required=True, expected=SITE_URL, read=_site_url),
-    Field("archives", "list of Archive directories, in the order the resolver asks them; each named by "
-          "its directory name, so two must not share one", required=True,
-          expected="a list of archive directories", read=_archives),
-    Field("output", "the published site: a link to the live generation in `.<output>.ibistatic/` beside "
-          "it, turned atomically by each build; never a folder ibistatic did not publish "
-          "([build](cli/build.md#outputs-it-refuses)); `--output` overrides it", "`site`",
-          read=_output, absent=lambda report, context: _output(report, "output", "site", context)),
-    Field("modifiers", "`default` (bare URL, `!`, `:`, `:(oai_dc)`), `all` (every shape of Table 6.2 "
-          "with the item's languages and `oai_dc`, see [below](#modifiers-all)), or a list such as `[\"\", \"!\", \"!:(oai_dc)\"]`",
-          "`default`", read=_modifiers, absent="default"),
-    Field("catalog", "`true` also publishes the [catalog](catalog.md) of the archives (an mkdocs site) "
-          "into `<output>/catalog/`", "`false`", read=_catalog, absent=False),
-    Field("cache", "folder of the build cache: the items read from the descriptors, keyed by file "
-          "identity and modification time, and what the last build published (so the next one rewrites "
-          "only what changed)", "`.<output>.ibistatic-cache` beside the output (never inside it)",
-          read=_cache),
-))
+CONFIG_SCHEMA = Schema(
+    CONFIG_NAME,
+    (
+        Field(
+            "site-url",
+            "absolute base URL of the persistent links; `{site}` in URL templates",
+            required=True,
+            expected=SITE_URL,
+            read=_site_url,
+        ),
+        Field(
+            "archives",
+            "list of Archive directories, in the order the resolver asks them; each named by "
+            "its directory name, so two must not share one",
+            required=True,
+            expected="a list of archive directories",
+            read=_archives,
+        ),
+        Field(
+            "output",
+            "the published site: a link to the live generation in `.<output>.ibistatic/` beside "
+            "it, turned atomically by each build; never a folder ibistatic did not publish "
+            "([build](cli/build.md#outputs-it-refuses)); `--output` overrides it",
+            "`site`",
+            read=_output,
+            absent=lambda report, context: _output(report, "output", "site", context),
+        ),
+        Field(
+            "modifiers",
+            "`default` (bare URL, `!`, `:`, `:(oai_dc)`), `all` (every shape of Table 6.2 "
+            "with the item's languages and `oai_dc`, see [below](#modifiers-all)), or a list such "
+            'as `["", "!", "!:(oai_dc)"]`',
+            "`default`",
+            read=_modifiers,
+            absent="default",
+        ),
+        Field(
+            "catalog",
+            "`true` also publishes the [catalog](catalog.md) of the archives (an mkdocs site) "
+            "into `<output>/catalog/`",
+            "`false`",
+            read=_catalog,
+            absent=False,
+        ),
+        Field(
+            "cache",
+            "folder of the build cache: the items read from the descriptors, keyed by file "
+            "identity and modification time, and what the last build published (so the next one rewrites "
+            "only what changed)",
+            "`.<output>.ibistatic-cache` beside the output (never inside it)",
+            read=_cache,
+        ),
+    ),
+)
 
 
 def _validated(path: Path, raw: dict, output: str | Path | None) -> SiteConfig:
@@ -206,7 +264,10 @@ def _validated(path: Path, raw: dict, output: str | Path | None) -> SiteConfig:
     report = _Report(printable(str(path)))
     if output is not None:  # --output: relative to the current directory, checked alike
         raw = {**raw, "output": output}
-    context = {"base": path.parent, "output_base": Path.cwd() if output is not None else path.parent}
+    context = {
+        "base": path.parent,
+        "output_base": Path.cwd() if output is not None else path.parent,
+    }
     values = CONFIG_SCHEMA.read(report, raw, context)
     if report.lines:
         raise ConfigError.of_lines(report.lines)
@@ -221,7 +282,7 @@ def _output_path(path: Path) -> Path:
 
 
 def load_command_config(path: str | Path | None, output: str | Path | None) -> SiteConfig:
-    """The configuration of `build` and `watch` (cli.md): `--config`, else ./ibistatic.yaml,
+    """The configuration of `build` and `watch` (docs/cli/build.md): `--config`, else ./ibistatic.yaml,
     else the bundled sample published into ./site."""
     local = path or (CONFIG_NAME if Path(CONFIG_NAME).exists() else None)
     if local is None and output is None:

@@ -43,7 +43,7 @@ def _escaped(ch: str) -> str:
 class IbistaticError(Exception):
     """Base class of every error ibistatic raises on bad input or state."""
 
-    #: exit code the CLI uses for this kind of error (cli.md: 2 = does not parse)
+    #: exit code the CLI uses for this kind of error (docs/cli/index.md: 2 = does not parse)
     exit_code = 1
 
     @classmethod
@@ -126,7 +126,7 @@ class Problem:
     """One problem found in an archive: where it is, what was found, what was expected.
 
     Problems are collected, not raised, so that a run reports every one of them
-    (convention 5 of design.md).  ``severity`` is ``"error"`` (the item is left out)
+    (as packaging's _ErrorCollector does).  ``severity`` is ``"error"`` (the item is left out)
     or ``"warning"`` (reported, nothing left out).
     """
 

@@ -29,7 +29,7 @@ _PRECOMPUTED = re.compile(PRECOMPUTED_PATTERN)
 
 
 class Resolver:
-    """Resolution (ibi-spec.md §8) over a built JSON index, with no network."""
+    """Resolution (the resolution report §6.2 and §8) over a built JSON index, with no network."""
 
     #: answers kept for repeated lookups (cleared when the index is replaced)
     MEMO_SIZE = 65536

@@ -7,7 +7,7 @@
 - An alert gets a small HTML page with the status the same function gives: ``404``
   (not-found, unavailable), ``409`` (conflict, loop, no-original) or ``410`` (deleted).
 - ``/<archive service IBI>?servicesubject=...`` gets the ``text/plain`` answers of
-  ibi-spec.md §6 (MONTARRESPOSTA), so ibistatic can stand in as an Archive of a URLib
+  resolution-system §7 (MONTARRESPOSTA), so ibistatic can stand in as an Archive of a URLib
   resolver network: a pair list as Table 4.2 writes it (CRLF between pairs, nothing
   after the last; zero bytes for an IBI the Archive does not hold).  A query that does
   not parse (``%zz``, a pair without ``=``, ``&&``), an unknown ``servicesubject`` or a

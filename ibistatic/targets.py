@@ -25,8 +25,14 @@ from .core.relations import (
 from .core.resolution import Resolution, resolve
 
 __all__ = [
-    "DEFAULT_MODIFIERS", "PageTarget", "PublishedUrl", "all_modifiers", "published_url", "emitted_modifiers",
-    "page_targets", "item_languages",
+    "DEFAULT_MODIFIERS",
+    "PageTarget",
+    "PublishedUrl",
+    "all_modifiers",
+    "published_url",
+    "emitted_modifiers",
+    "page_targets",
+    "item_languages",
 ]
 
 #: Emitted by default for every IBI form: the bare URL, the last edition and the two
@@ -65,7 +71,14 @@ class PublishedUrl(NamedTuple):
 
 def published_url(target: PageTarget) -> PublishedUrl:
     item, ibi = target.item, target.ibi
-    canonical = next((form.key for form in (item.repository, item.ibip) if form is not None and form.text == ibi), None)
+    canonical = next(
+        (
+            form.key
+            for form in (item.repository, item.ibip)
+            if form is not None and form.text == ibi
+        ),
+        None,
+    )
     if canonical is None:
         from ..core.identifiers import ibi_key
 
@@ -123,11 +136,15 @@ def _has_open_translation(relation: Relation) -> bool:
 
 def _negotiate(views: Sequence[ArchiveView], item: Item, relation: Relation, languages: list[str]):
     verbs = relation_to_verb_list(relation)
-    return tuple((tag, resolve(views, item.repository, verbs, languages=[tag])) for tag in languages)
+    return tuple(
+        (tag, resolve(views, item.repository, verbs, languages=[tag])) for tag in languages
+    )
 
 
 def page_targets(
-    loaded: LoadedArchives, setting="default", views: Sequence[ArchiveView] | None = None,
+    loaded: LoadedArchives,
+    setting="default",
+    views: Sequence[ArchiveView] | None = None,
     first_holders: Sequence[Item] | None = None,
 ) -> Iterator[PageTarget]:
     """Every emitted persistent URL, in a stable order (by repository key, form, modifier);
@@ -146,7 +163,11 @@ def page_targets(
         for relation in emitted_modifiers(setting, item):
             verbs = relation_to_verb_list(relation)
             resolution = resolve(views, item.repository, verbs)
-            negotiation = _negotiate(views, item, relation, item_languages(item)) if _has_open_translation(relation) else ()
+            negotiation = (
+                _negotiate(views, item, relation, item_languages(item))
+                if _has_open_translation(relation)
+                else ()
+            )
             modifier = modifier_text(relation)
             for ibi in forms:
                 yield PageTarget(ibi + modifier, ibi, modifier, item, resolution, negotiation)

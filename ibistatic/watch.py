@@ -39,8 +39,8 @@ from watchdog import events as fs_events
 from . import forked
 from .config import SiteConfig
 from .errors import IbistaticError
-from .store.layout import check_output
 from .site.build import BuildReport, Publisher
+from .store.layout import check_output
 
 __all__ = ["Watcher"]
 
@@ -50,9 +50,14 @@ __all__ = ["Watcher"]
 #: own walk as it starts) floods the kernel's event queue, which overflows, which means
 #: a full rescan, which floods it again.
 _CHANGES = (
-    fs_events.FileCreatedEvent, fs_events.DirCreatedEvent, fs_events.FileModifiedEvent,
-    fs_events.FileDeletedEvent, fs_events.DirDeletedEvent, fs_events.FileMovedEvent,
-    fs_events.DirMovedEvent, fs_events.FileClosedEvent,
+    fs_events.FileCreatedEvent,
+    fs_events.DirCreatedEvent,
+    fs_events.FileModifiedEvent,
+    fs_events.FileDeletedEvent,
+    fs_events.DirDeletedEvent,
+    fs_events.FileMovedEvent,
+    fs_events.DirMovedEvent,
+    fs_events.FileClosedEvent,
 )
 
 
@@ -140,12 +145,16 @@ def _observer_error(error: OSError) -> Exception:
     if error.errno == errno.ENOSPC:
         limit = _read_int("/proc/sys/fs/inotify/max_user_watches")
         return IbistaticError(
-            f"cannot watch the archives: the inotify watch limit ({limit or 'fs.inotify.max_user_watches'}) is reached; "
+            "cannot watch the archives: the inotify watch limit "
+            f"({limit or 'fs.inotify.max_user_watches'}) is reached; "
             "each folder of an archive takes one watch. Raise it (sudo sysctl fs.inotify.max_user_watches=1048576) "
             "or watch with --polling"
         )
     if error.errno == errno.EMFILE:
-        return IbistaticError("cannot watch the archives: too many inotify instances (fs.inotify.max_user_instances); stop other watchers or use --polling")
+        return IbistaticError(
+            "cannot watch the archives: too many inotify instances "
+            "(fs.inotify.max_user_instances); stop other watchers or use --polling"
+        )
     return error
 
 
@@ -211,7 +220,9 @@ class Watcher:
         identity = _identity(root)
         watch = None
         if identity is not None:
-            watch = observer.schedule(self.events, root, recursive=True, event_filter=list(_CHANGES))
+            watch = observer.schedule(
+                self.events, root, recursive=True, event_filter=list(_CHANGES)
+            )
         self._watched[root] = (identity, watch)
 
     def _rewatch(self, observer) -> None:
@@ -221,7 +232,14 @@ class Watcher:
             now = _identity(root)
             if now == identity:
                 continue
-            self.log(f"{root}: " + ("the Archive folder is gone" if now is None else "the Archive folder was made anew: watching it again"))
+            self.log(
+                f"{root}: "
+                + (
+                    "the Archive folder is gone"
+                    if now is None
+                    else "the Archive folder was made anew: watching it again"
+                )
+            )
             if watch is not None:
                 try:
                     observer.unschedule(watch)
@@ -230,13 +248,17 @@ class Watcher:
             try:
                 self._watch(observer, root)
             except OSError as error:
-                self.log(f"{root}: cannot watch it again: {error}; the periodic rescan will see its changes")
+                self.log(
+                    f"{root}: cannot watch it again: {error}; the periodic rescan will see its changes"
+                )
                 self._watched[root] = (now, None)
             self.events.events_lost()
 
     def up_to_date(self) -> bool:
         """No event since the start of the last finished republish."""
-        return not self.events.paths and not self.events.lost and self.last_started > self.events.last
+        return (
+            not self.events.paths and not self.events.lost and self.last_started > self.events.last
+        )
 
     def publish(self, why: str, paths: set[str] | None = None) -> BuildReport | None:
         """Republish; with `paths`, only the repositories they name are read again."""
@@ -268,8 +290,16 @@ class Watcher:
         self._read_all = True
         if changed:  # the crawler may not say where: the changed paths are the suspects
             shown = sorted(changed)[:5]
-            why += ": " + ", ".join(shown) + (f" and {len(changed) - len(shown)} more" if len(changed) > len(shown) else "")
-        text = str(error) if isinstance(error, (IbistaticError, OSError)) else f"{type(error).__name__}: {error}"
+            why += (
+                ": "
+                + ", ".join(shown)
+                + (f" and {len(changed) - len(shown)} more" if len(changed) > len(shown) else "")
+            )
+        text = (
+            str(error)
+            if isinstance(error, (IbistaticError, OSError))
+            else f"{type(error).__name__}: {error}"
+        )
         self.log(f"republish failed ({why}): {text}; the next change republishes everything")
 
     def _settled(self, paths: set[str] | None) -> set[str] | None:
@@ -343,7 +373,9 @@ class Watcher:
     def _loop(self, observer) -> None:
         next_rescan = time.monotonic() + self.rescan
         while not self.stopping.is_set():
-            woke = self.events.wake.wait(timeout=max(0.05, min(1.0, next_rescan - time.monotonic())))
+            woke = self.events.wake.wait(
+                timeout=max(0.05, min(1.0, next_rescan - time.monotonic()))
+            )
             if self.stopping.is_set():
                 break
             self._rewatch(observer)

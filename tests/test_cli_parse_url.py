@@ -1,4 +1,4 @@
-"""``ibistatic parse-url`` (cli.md): the pairs of Table 6.6, or exit 2 with a caret."""
+"""``ibistatic parse-url`` (docs/cli/parse-url.md): the pairs of Table 6.6, or exit 2 with a caret."""
 
 from __future__ import annotations
 

@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 from ibistatic.config import SiteConfig, load_config
 from ibistatic.core.identifiers import ibi_key, parse_ibi
 from ibistatic.resolver import Resolver
-from ibistatic.targets import PublishedUrl
 from ibistatic.site.build import build_site
 from ibistatic.site.hostfiles import (
     HostRule,
@@ -33,6 +32,7 @@ from ibistatic.site.serverconfs import (
     nginx_server_text,
     nginx_string,
 )
+from ibistatic.targets import PublishedUrl
 
 SAMPLE = Path(__file__).resolve().parent.parent / "ibistatic" / "sample_archive"
 SITE_URL = "http://ibi.example.org/"
@@ -77,7 +77,8 @@ REDIRECTS = [
     "Mapa%20de%20uso%20do%20solo%20%E2%80%94%20S%C3%A3o%20Jos%C3%A9%20dos%20Campos.svg 302",
 ]
 NGINX_MAP = [
-    f'    "/8JMKD3MGP8W/35MMLL8!:(oai_dc)" "{M16C}sid.inpe.br/mtc-m18/2012/07.12.18.08.49/doc/metadata.cgi?choice=oai_dc";',
+    '    "/8JMKD3MGP8W/35MMLL8!:(oai_dc)" '
+    f'"{M16C}sid.inpe.br/mtc-m18/2012/07.12.18.08.49/doc/metadata.cgi?choice=oai_dc";',
     f'    "/LK47B6W/362SFKH" "{M16D}iconet.com.br/banon/2009/09.09.22.01/doc/@relatorio.pdf";',
     '    "/8JMKD3MGP8W/35MMLL8!:(oai_dc)" 303;',
     '    "/sid.inpe.br/mtc-m19/2011/05.10.18.31" 410;',
@@ -126,21 +127,30 @@ def redirect_paths(site: Path) -> list[str]:
     return [line.split(" ")[0] for line in rule_lines(site, "_redirects")]
 
 
-@pytest.mark.parametrize("path", [
-    "/8JMKD3MGP8W/35MME4E+",  # language-less '+': the browser's languages choose
-    "/sid.inpe.br/mtc-m19/2011/05.10.18.31",  # deleted: no redirect
-    "/sid.inpe.br/mtc-m19/2013/09.04.12.27.58:",  # unavailable: an alert page
-])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/8JMKD3MGP8W/35MME4E+",  # language-less '+': the browser's languages choose
+        "/sid.inpe.br/mtc-m19/2011/05.10.18.31",  # deleted: no redirect
+        "/sid.inpe.br/mtc-m19/2013/09.04.12.27.58:",  # unavailable: an alert page
+    ],
+)
 def test_urls_without_a_redirect(site, path):
     assert path not in redirect_paths(site)
     assert path not in nginx_keys(site, "$ibistatic_target")
-    assert not any(line.split(" ")[0] == apache_key(path[1:]) for line in rule_lines(site, "_ibistatic/apache-rewritemap.txt"))
+    assert not any(
+        line.split(" ")[0] == apache_key(path[1:])
+        for line in rule_lines(site, "_ibistatic/apache-rewritemap.txt")
+    )
 
 
 def test_language_less_plus_is_in_no_file(site):
     key = "8JMKD3MGP8W/35MME4E+"
     assert "/" + key not in nginx_keys(site, "$ibistatic_status")
-    assert not any(line.startswith(apache_key(key) + " ") for line in rule_lines(site, "_ibistatic/apache-status.txt"))
+    assert not any(
+        line.startswith(apache_key(key) + " ")
+        for line in rule_lines(site, "_ibistatic/apache-status.txt")
+    )
 
 
 def test_every_redirect_agrees_with_the_resolver(site):
@@ -157,13 +167,20 @@ def test_the_files_list_the_same_urls(site):
     folded = {path.lower() for path in paths}
     assert {key.lower() for key in nginx_keys(site, "$ibistatic_target")} == folded
     apache = {line.split(" ")[0] for line in rule_lines(site, "_ibistatic/apache-rewritemap.txt")}
-    assert {key for key in apache if not key.endswith("?")} == {apache_key(path[1:]) for path in paths}
+    assert {key for key in apache if not key.endswith("?")} == {
+        apache_key(path[1:]) for path in paths
+    }
 
 
 def test_rules_are_sorted_and_builds_are_deterministic(tmp_path, site):
     build_site(load_config(write_config(tmp_path, "again")))
     again = tmp_path / "again"
-    for name in ("_redirects", "_ibistatic/nginx-map.conf", "_ibistatic/apache-rewritemap.txt", "_ibistatic/apache-status.txt"):
+    for name in (
+        "_redirects",
+        "_ibistatic/nginx-map.conf",
+        "_ibistatic/apache-rewritemap.txt",
+        "_ibistatic/apache-status.txt",
+    ):
         assert (again / name).read_bytes() == (site / name).read_bytes(), name
     assert redirect_paths(site) == sorted(redirect_paths(site), key=unquote)
 
@@ -171,28 +188,55 @@ def test_rules_are_sorted_and_builds_are_deterministic(tmp_path, site):
 def test_the_snippets_name_the_published_site(site):
     assert f'    root "{site}";' in lines(site, "_ibistatic/nginx-server.conf")
     assert f'    Define IBISTATIC_SITE "{site}"' in lines(site, "_ibistatic/apache.conf")
-    assert "#   httxt2dbm -i apache-rewritemap.txt -o apache-rewritemap.dbm" in lines(site, "_ibistatic/apache.conf")
+    assert "#   httxt2dbm -i apache-rewritemap.txt -o apache-rewritemap.dbm" in lines(
+        site, "_ibistatic/apache.conf"
+    )
 
 
 # Fabricated published URLs: what host_rules reads.
-def target(ibi: str, modifier: str = "", url: str | None = "https://a.example/x", alert: str | None = None) -> PublishedUrl:
+def target(
+    ibi: str, modifier: str = "", url: str | None = "https://a.example/x", alert: str | None = None
+) -> PublishedUrl:
     return PublishedUrl(ibi, modifier, ibi_key(ibi), url, alert)
 
 
 def many(count: int, scheme: str = "https") -> list[PublishedUrl]:
-    ibis = [f"example.org/rep/2020/{i // 1440 % 12 + 1:02}.{i // 60 % 24 + 1:02}.{i // 60 % 24:02}.{i % 60:02}" for i in range(count)]
+    ibis = [
+        f"example.org/rep/2020/{i // 1440 % 12 + 1:02}.{i // 60 % 24 + 1:02}.{i // 60 % 24:02}.{i % 60:02}"
+        for i in range(count)
+    ]
     return [target(ibi, url=f"{scheme}://a.example/{n}") for n, ibi in enumerate(ibis)]
 
 
-@pytest.mark.parametrize("count, expected", [
-    (2000, []),
-    (2001, ["_redirects: 2,001 rules; Cloudflare Pages applies at most 2,000 static redirects (the pages still redirect the rest)"]),
-    (10000, ["_redirects: 10,000 rules; Cloudflare Pages applies at most 2,000 static redirects (the pages still redirect the rest)"]),
-    (10001, [
-        "_redirects: 10,001 rules; Cloudflare Pages applies at most 2,000 static redirects (the pages still redirect the rest)",
-        "_redirects: 10,001 rules; Netlify advises fewer than 10,000 (the pages still redirect in the browser; see docs/hosting.md)",
-    ]),
-])
+@pytest.mark.parametrize(
+    "count, expected",
+    [
+        (2000, []),
+        (
+            2001,
+            [
+                "_redirects: 2,001 rules; Cloudflare Pages applies at most 2,000 static redirects "
+                "(the pages still redirect the rest)"
+            ],
+        ),
+        (
+            10000,
+            [
+                "_redirects: 10,000 rules; Cloudflare Pages applies at most 2,000 static redirects "
+                "(the pages still redirect the rest)"
+            ],
+        ),
+        (
+            10001,
+            [
+                "_redirects: 10,001 rules; Cloudflare Pages applies at most 2,000 static redirects "
+                "(the pages still redirect the rest)",
+                "_redirects: 10,001 rules; Netlify advises fewer than 10,000 (the pages still "
+                "redirect in the browser; see docs/hosting.md)",
+            ],
+        ),
+    ],
+)
 def test_limit_warnings(count, expected):
     rules = host_rules(many(count))
     assert len(rules) == count
@@ -210,23 +254,32 @@ def test_http_destinations_warn_for_cloudflare():
 def test_write_host_files_returns_the_warnings(tmp_path):
     config = SiteConfig(site_url="https://ibi.example.org/", archives=(), output=tmp_path)
     assert write_host_files(config, many(2001), tmp_path) == [
-        "_redirects: 2,001 rules; Cloudflare Pages applies at most 2,000 static redirects (the pages still redirect the rest)"
+        "_redirects: 2,001 rules; Cloudflare Pages applies at most 2,000 static redirects (the "
+        "pages still redirect the rest)"
     ]
     assert len(rule_lines(tmp_path, "_redirects")) == 2001
 
 
-@pytest.mark.parametrize("written, canonical", [
-    ("8jmkd3mgp8w/35mmll8", "8JMKD3MGP8W/35MMLL8"),
-    ("SID.INPE.BR/mtc-m18@80/2009/07.21.14.43", "sid.inpe.br/mtc-m18@80/2009/07.21.14.43"),
-])
+@pytest.mark.parametrize(
+    "written, canonical",
+    [
+        ("8jmkd3mgp8w/35mmll8", "8JMKD3MGP8W/35MMLL8"),
+        ("SID.INPE.BR/mtc-m18@80/2009/07.21.14.43", "sid.inpe.br/mtc-m18@80/2009/07.21.14.43"),
+    ],
+)
 def test_the_canonical_case_is_listed_besides_the_written_one(written, canonical):
     rules = host_rules([target(written, "!:(oai_dc)")])
-    assert [rule.path for rule in rules] == sorted([written + "!:(oai_dc)", canonical + "!:(oai_dc)"])
+    assert [rule.path for rule in rules] == sorted(
+        [written + "!:(oai_dc)", canonical + "!:(oai_dc)"]
+    )
     assert {rule.status for rule in rules} == {303}
     redirects = rule_text_lines(redirects_text(rules))
     assert len(redirects) == 2
     # nginx and Apache ignore case: one key each
-    assert len([line for line in nginx_map_text(rules).splitlines() if "https://a.example/x" in line]) == 1
+    assert (
+        len([line for line in nginx_map_text(rules).splitlines() if "https://a.example/x" in line])
+        == 1
+    )
     assert len(rule_text_lines(apache_map_text(rules))) == 1
 
 
@@ -235,17 +288,19 @@ def rule_text_lines(text: str) -> list[str]:
 
 
 def test_which_targets_become_rules():
-    rules = host_rules([
-        target("8JMKD3MGP8W/35MMLL8"),
-        target("8JMKD3MGP8W/35MMLL8", ":"),
-        target("8JMKD3MGP8W/35MMLL8", "+"),
-        target("8JMKD3MGP8W/35MMLL8", "!+:"),
-        target("8JMKD3MGP8W/35MMLL8", "+(en)", "https://a.example/en"),
-        target("8JMKD3MGP8W/35MME4E", url=None, alert="deleted"),
-        target("8JMKD3MGP8W/35MME4E", "+", url=None, alert="deleted"),
-        target("8JMKD3MGP8W/3C9EP6P", url=None, alert="unavailable"),
-        target("8JMKD3MGP8W/3C9EP6P", "!", url=None, alert="conflict"),
-    ])
+    rules = host_rules(
+        [
+            target("8JMKD3MGP8W/35MMLL8"),
+            target("8JMKD3MGP8W/35MMLL8", ":"),
+            target("8JMKD3MGP8W/35MMLL8", "+"),
+            target("8JMKD3MGP8W/35MMLL8", "!+:"),
+            target("8JMKD3MGP8W/35MMLL8", "+(en)", "https://a.example/en"),
+            target("8JMKD3MGP8W/35MME4E", url=None, alert="deleted"),
+            target("8JMKD3MGP8W/35MME4E", "+", url=None, alert="deleted"),
+            target("8JMKD3MGP8W/3C9EP6P", url=None, alert="unavailable"),
+            target("8JMKD3MGP8W/3C9EP6P", "!", url=None, alert="conflict"),
+        ]
+    )
     assert rules == [
         HostRule("8JMKD3MGP8W/35MME4E", 410, None),
         HostRule("8JMKD3MGP8W/35MMLL8", 302, "https://a.example/x"),
@@ -304,26 +359,43 @@ def test_urls_are_written_as_a_location_header_can_carry_them():
     assert rules[0].url == "https://a.example/S%C3%A3o%20Jos%C3%A9%091.pdf"
 
 
-@pytest.mark.parametrize("text, variables, expected", [
-    ("/plain", True, '"/plain"'),
-    ('a"b', True, '"a\\"b"'),
-    ("a\\b", True, '"a\\\\b"'),
-    ("a$b", True, '"a${ibistatic_dollar}b"'),
-    ("a$b", False, '"a$b"'),
-    ("a b é", True, '"a b é"'),
-])
+@pytest.mark.parametrize(
+    "text, variables, expected",
+    [
+        ("/plain", True, '"/plain"'),
+        ('a"b', True, '"a\\"b"'),
+        ("a\\b", True, '"a\\\\b"'),
+        ("a$b", True, '"a${ibistatic_dollar}b"'),
+        ("a$b", False, '"a$b"'),
+        ("a b é", True, '"a b é"'),
+    ],
+)
 def test_nginx_string(text, variables, expected):
     assert nginx_string(text, variables) == expected
 
 
-@pytest.mark.parametrize("path, browser, apache", [
-    ("8JMKD3MGP8W/35MMLL8!:(oai_dc)", "8JMKD3MGP8W/35MMLL8!:(oai_dc)", "8jmkd3mgp8w/35mmll8!:(oai_dc)"),
-    ("sid.inpe.br/mtc-m18@80/2009/07.21.13.23+(pt-BR)", "sid.inpe.br/mtc-m18@80/2009/07.21.13.23+(pt-BR)",
-     "sid.inpe.br/mtc-m18@80/2009/07.21.13.23+(pt-br)"),
-    ("a b/Relatório.txt", "a%20b/Relat%C3%B3rio.txt", "a%20b/relat%c3%b3rio.txt"),
-    ('q"<>`{|}^[]\\#?%', "q%22%3C%3E%60%7B%7C%7D%5E%5B%5D%5C%23%3F%25", "q%22%3c%3e%60%7b%7c%7d%5e%5b%5d%5c%23%3f%25"),
-    ("keep!$&'()*+,;=:@~-._", "keep!$&'()*+,;=:@~-._", "keep!$&'()*+,;=:@~-._"),
-])
+@pytest.mark.parametrize(
+    "path, browser, apache",
+    [
+        (
+            "8JMKD3MGP8W/35MMLL8!:(oai_dc)",
+            "8JMKD3MGP8W/35MMLL8!:(oai_dc)",
+            "8jmkd3mgp8w/35mmll8!:(oai_dc)",
+        ),
+        (
+            "sid.inpe.br/mtc-m18@80/2009/07.21.13.23+(pt-BR)",
+            "sid.inpe.br/mtc-m18@80/2009/07.21.13.23+(pt-BR)",
+            "sid.inpe.br/mtc-m18@80/2009/07.21.13.23+(pt-br)",
+        ),
+        ("a b/Relatório.txt", "a%20b/Relat%C3%B3rio.txt", "a%20b/relat%c3%b3rio.txt"),
+        (
+            'q"<>`{|}^[]\\#?%',
+            "q%22%3C%3E%60%7B%7C%7D%5E%5B%5D%5C%23%3F%25",
+            "q%22%3c%3e%60%7b%7c%7d%5e%5b%5d%5c%23%3f%25",
+        ),
+        ("keep!$&'()*+,;=:@~-._", "keep!$&'()*+,;=:@~-._", "keep!$&'()*+,;=:@~-._"),
+    ],
+)
 def test_path_spellings(path, browser, apache):
     assert (browser_path(path), apache_key(path)) == (browser, apache)
 
@@ -360,12 +432,20 @@ def test_nginx_string_round_trips(text):
 
 def test_snippets_for_a_site_url_with_a_path():
     rules = [HostRule("8JMKD3MGP8W/35MMLL8", 302, "https://a.example/x")]
-    assert rule_text_lines(redirects_text(rules, "/ibi/")) == ["/ibi/8JMKD3MGP8W/35MMLL8 https://a.example/x 302"]
-    assert '    "/ibi/8JMKD3MGP8W/35MMLL8" "https://a.example/x";' in nginx_map_text(rules, "/ibi/").splitlines()
+    assert rule_text_lines(redirects_text(rules, "/ibi/")) == [
+        "/ibi/8JMKD3MGP8W/35MMLL8 https://a.example/x 302"
+    ]
+    assert (
+        '    "/ibi/8JMKD3MGP8W/35MMLL8" "https://a.example/x";'
+        in nginx_map_text(rules, "/ibi/").splitlines()
+    )
     server = nginx_server_text(Path("/var/www/ibi"), "/ibi/")
     assert 'location "/ibi/" {' in server and '    root "/var/www";' in server
     apache = apache_conf_text(Path("/var/www/ibi"), "/ibi/")
-    assert "RewriteRule ^/ibi/(.*)$ ${ibi:${ibilower:${ibiescape:$1}}}?${ibi:${ibilower:${ibiescape:$1}}?} [R=302,L,NE]" in apache
+    assert (
+        "RewriteRule ^/ibi/(.*)$ ${ibi:${ibilower:${ibiescape:$1}}}?${ibi:${ibilower:${ibiescape:$1}}?} [R=302,L,NE]"
+        in apache
+    )
 
 
 def test_fabricated_ibis_are_valid():
@@ -379,14 +459,30 @@ def test_published_urls_take_the_canonical_case_from_their_item(tmp_path):
     from ibistatic.targets import page_targets, published_url
 
     root = write_archive(tmp_path / "a", "a.example.org", "example.org/a/2020/01.01.00.00")
-    write_item(root, "SID.INPE.BR/Rep/2020/01.02.03.04", state="Original", ibip="8jmkd3mgp8w/abcdef")  # neither form canonical
-    write_item(root, "sid.inpe.br/rep/2020/01.02.03.05", state="Original", ibip="8JMKD3MGP8W/ABCDEG")  # both canonical
+    write_item(
+        root, "SID.INPE.BR/Rep/2020/01.02.03.04", state="Original", ibip="8jmkd3mgp8w/abcdef"
+    )  # neither form canonical
+    write_item(
+        root, "sid.inpe.br/rep/2020/01.02.03.05", state="Original", ibip="8JMKD3MGP8W/ABCDEG"
+    )  # both canonical
     loaded = load_archives([root], SITE_URL)
     assert loaded.problems == []
     targets = list(page_targets(loaded, "all"))
-    assert {t.ibi for t in targets} == {"SID.INPE.BR/Rep/2020/01.02.03.04", "8jmkd3mgp8w/abcdef", "sid.inpe.br/rep/2020/01.02.03.05", "8JMKD3MGP8W/ABCDEG"}
+    assert {t.ibi for t in targets} == {
+        "SID.INPE.BR/Rep/2020/01.02.03.04",
+        "8jmkd3mgp8w/abcdef",
+        "sid.inpe.br/rep/2020/01.02.03.05",
+        "8JMKD3MGP8W/ABCDEG",
+    }
     for target in targets:
         published = published_url(target)
         assert published.canonical == ibi_key(target.ibi)  # as parsing the IBI again gives
-        assert (published.path, published.url, published.alert) == (target.path, target.resolution.url, target.resolution.alert)
-    assert {published_url(t).canonical for t in targets} >= {"sid.inpe.br/rep/2020/01.02.03.04", "8JMKD3MGP8W/ABCDEF"}
+        assert (published.path, published.url, published.alert) == (
+            target.path,
+            target.resolution.url,
+            target.resolution.alert,
+        )
+    assert {published_url(t).canonical for t in targets} >= {
+        "sid.inpe.br/rep/2020/01.02.03.04",
+        "8JMKD3MGP8W/ABCDEF",
+    }

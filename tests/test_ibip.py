@@ -1,4 +1,4 @@
-"""The IBIp codec: Tables 7.2-7.6 and Algorithms 5-7 (ibi-spec.md §2.4)."""
+"""The IBIp codec: Tables 7.2-7.6 and Algorithms 5-7 (identification system, ch. 7)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The two written forms of an IBI: grammars of Tables 6.1 and 7.1 (ibi-spec.md §2)."""
+"""The two written forms of an IBI: grammars of Tables 6.1 and 7.1 (identification system)."""
 
 from __future__ import annotations
 

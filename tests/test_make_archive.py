@@ -30,7 +30,7 @@ def _load_module():
 
 make_archive = _load_module()
 
-# ibi-spec.md §2.1 (Table 6.1), written out independently of the package under test.
+# Table 6.1 of the identification system, written out independently of the package under test.
 ALPHANUM = "[A-Za-z0-9]"
 WORD = rf"(?:{ALPHANUM}(?:[A-Za-z0-9-]*{ALPHANUM})?)"
 LAST_WORD = rf"(?:[A-Za-z](?:[A-Za-z0-9-]*{ALPHANUM})?)"
@@ -38,7 +38,7 @@ SUBDOMAIN = rf"(?:{WORD}\.)*{LAST_WORD}\.?"
 PREFIX = rf"{SUBDOMAIN}/{WORD}(?:[.@][0-9]+)?"
 SUFFIX = r"[0-9]{4,}/[0-9]{2}\.[0-9]{2}\.[0-9]{2}\.[0-9]{2}(?:\.[0-9]{2}(?:\.[0-9]+)?)?"
 REPOSITORY = re.compile(rf"{PREFIX}/{SUFFIX}")
-# ibi-spec.md §2.4 (Table 7.1): digits 2-9 and letters without I O V Y Z; W, X separate.
+# Table 7.1 of the identification system: digits 2-9 and letters without I O V Y Z; W, X separate.
 IBIP = re.compile(r"[2-9A-HJ-NP-UWX]+/[2-9A-HJ-NP-UWX]+")
 TIMESTAMP = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
 

@@ -1,4 +1,4 @@
-"""Algorithms 1-4: repository names and the temporal distributor (ibi-spec.md §2.2-2.3)."""
+"""Algorithms 1-4: repository names and the temporal distributor (identification system, ch. 5-6)."""
 
 from __future__ import annotations
 

@@ -9,16 +9,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ibistatic.errors import ConfigError
-
 from ibistatic.archive.load import load_archives
 from ibistatic.config import load_config
-from ibistatic.errors import IbistaticError
+from ibistatic.errors import ConfigError, IbistaticError
 from ibistatic.site import outputs
 from ibistatic.site.build import Publisher, build_site
 from ibistatic.site.plan import plan_build
 from ibistatic.store.files import DIGEST_SIZE, File, Files, digest
-
 from test_publish import make_project, snapshot
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -36,7 +33,9 @@ class CaddyRedirects:
     remembered = False
 
     def files(self, plan, context):
-        lines = (f"redir /{url.path} {url.url} 302" for url in context.published if url.url is not None)
+        lines = (
+            f"redir /{url.path} {url.url} 302" for url in context.published if url.url is not None
+        )
         yield File("_ibistatic/Caddyfile", lines=lines)
 
 
@@ -46,18 +45,34 @@ def test_a_registered_output_is_built_and_updated(tmp_path, monkeypatch):
     build_site(config, full=True)
     caddy = config.output / "_ibistatic" / "Caddyfile"
     lines = caddy.read_text(encoding="utf-8").splitlines()
-    assert "redir /8JMKD3MGP8W/35MMLL8 http://mtc-m16c.sid.inpe.br/col/sid.inpe.br/mtc-m18@80/2009/07.21.14.43/doc/CCSDS%20650.0-B-1.pdf 302" in lines
-    assert len(lines) == (config.output / "sitemap.xml").read_text(encoding="utf-8").count("<loc>")  # every redirect
+    assert (
+        "redir /8JMKD3MGP8W/35MMLL8 "
+        "http://mtc-m16c.sid.inpe.br/col/sid.inpe.br/mtc-m18@80/2009/07.21.14.43/doc/CCSDS%20650.0-B-1.pdf 302"
+        in lines
+    )
+    assert len(lines) == (config.output / "sitemap.xml").read_text(encoding="utf-8").count(
+        "<loc>"
+    )  # every redirect
     assert build_site(config).written == 0  # same bytes: not written again
     archive = tmp_path / "archives" / "mtc-m16d"
-    withdrawn = next(p for p in sorted(archive.rglob("item.yaml")) if "state: Original" in p.read_text(encoding="utf-8"))
+    withdrawn = next(
+        p
+        for p in sorted(archive.rglob("item.yaml"))
+        if "state: Original" in p.read_text(encoding="utf-8")
+    )
     gone = withdrawn.parent.relative_to(archive).as_posix()
     assert any(line.startswith(f"redir /{gone} ") for line in lines)
-    withdrawn.write_text(withdrawn.read_text(encoding="utf-8").replace("state: Original", "state: Deleted"), encoding="utf-8")
+    withdrawn.write_text(
+        withdrawn.read_text(encoding="utf-8").replace("state: Original", "state: Deleted"),
+        encoding="utf-8",
+    )
     report = build_site(config)
     assert report.mode.startswith("update of 1 changed")
     updated = snapshot(config.output)
-    assert not any(line.startswith(f"redir /{gone} ") for line in updated["_ibistatic/Caddyfile"].decode().splitlines())
+    assert not any(
+        line.startswith(f"redir /{gone} ")
+        for line in updated["_ibistatic/Caddyfile"].decode().splitlines()
+    )
     build_site(config, full=True)
     assert snapshot(config.output) == updated
 
@@ -108,7 +123,11 @@ def test_the_plan_of_an_update_renders_the_changed_item_and_those_reaching_it(tm
 
 
 def test_files_write_only_what_changed_and_the_first_of_each_path(tmp_path):
-    old = {"same.html": digest(b"same"), "changed.html": digest(b"before"), "shard.json": digest(b"{}")}
+    old = {
+        "same.html": digest(b"same"),
+        "changed.html": digest(b"before"),
+        "shard.json": digest(b"{}"),
+    }
     files = Files(old)
     assert files.put(File("same.html", "same"))
     assert files.put(File("changed.html", "after"))
@@ -117,7 +136,10 @@ def test_files_write_only_what_changed_and_the_first_of_each_path(tmp_path):
     assert files.put(File("big.txt", lines=iter(["a", "b"])))
     assert files.files == {"changed.html": b"after", "big.txt": b"a\nb\n"}
     assert files.written == 2
-    assert files.digests["shard.json"] == old["shard.json"] and len(files.digests["big.txt"]) == DIGEST_SIZE
+    assert (
+        files.digests["shard.json"] == old["shard.json"]
+        and len(files.digests["big.txt"]) == DIGEST_SIZE
+    )
     assert files.removed() == []
 
 
@@ -155,13 +177,17 @@ def _imports(path: Path) -> set[str]:
     found = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.ImportFrom) and node.level:
-            base = module[:len(module) - node.level]
+            base = module[: len(module) - node.level]
             parts = (*base, *(node.module or "").split(".")) if node.module else base
             names = [parts] if node.module else [(*base, alias.name) for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("ibistatic"):
             names = [tuple(node.module.split("."))]
         elif isinstance(node, ast.Import):
-            names = [tuple(alias.name.split(".")) for alias in node.names if alias.name.startswith("ibistatic.")]
+            names = [
+                tuple(alias.name.split("."))
+                for alias in node.names
+                if alias.name.startswith("ibistatic.")
+            ]
         else:
             continue
         found.update(name[1] for name in names if len(name) > 1)
@@ -192,7 +218,9 @@ def _reaches(graph: dict[str, set[str]], start: str, goal: str) -> bool:
 def test_the_build_packages_import_in_one_direction(package):
     graph = _package_graph()
     assert "store" in graph["catalog"] and "targets" in graph["index"]  # the graph is read
-    assert not _reaches(graph, package, package), f"{package} imports itself through {sorted(graph[package])}"
+    assert not _reaches(graph, package, package), (
+        f"{package} imports itself through {sorted(graph[package])}"
+    )
 
 
 def test_the_store_knows_no_page_index_or_catalog():
@@ -205,7 +233,9 @@ def test_the_pipeline_modules_stay_small():
     paths = [*(PACKAGE / "site").rglob("*.py"), *(PACKAGE / "store").rglob("*.py")]
     long_modules = [p.name for p in paths if len(p.read_text().splitlines()) > 400]
     long_functions = [
-        f"{p.name}:{node.name}" for p in paths for node in ast.walk(ast.parse(p.read_text()))
+        f"{p.name}:{node.name}"
+        for p in paths
+        for node in ast.walk(ast.parse(p.read_text()))
         if isinstance(node, ast.FunctionDef) and node.end_lineno - node.lineno + 1 > 50
     ]
     assert (long_modules, long_functions) == ([], [])
@@ -245,5 +275,7 @@ def test_redirect_files_is_an_unknown_key_again(tmp_path):
     path = make_project(tmp_path)
     raw = yaml.safe_load(path.read_text(encoding="utf-8"))
     path.write_text(yaml.safe_dump({**raw, "redirect-files": ["netlify"]}), encoding="utf-8")
-    with pytest.raises(ConfigError, match=r"redirect-files: an unknown key; expected one of site-url, "):
+    with pytest.raises(
+        ConfigError, match=r"redirect-files: an unknown key; expected one of site-url, "
+    ):
         load_config(path)  # the key was accepted and never used; now named as unknown

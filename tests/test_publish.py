@@ -13,20 +13,27 @@ from pathlib import Path
 import pytest
 import yaml
 
+from conftest import SAMPLE
 from ibistatic.config import load_config
 from ibistatic.site.build import build_site
 
-from conftest import SAMPLE
-
 
 def snapshot(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
 
 
 def make_project(tmp_path: Path, archives=("mtc-m16c", "mtc-m16d")) -> Path:
     for name in archives:
         shutil.copytree(SAMPLE / name, tmp_path / "archives" / name)
-    config = {"site-url": "https://ibi.example.org/", "archives": [f"archives/{n}" for n in archives], "output": "site"}
+    config = {
+        "site-url": "https://ibi.example.org/",
+        "archives": [f"archives/{n}" for n in archives],
+        "output": "site",
+    }
     (tmp_path / "ibistatic.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
     return tmp_path / "ibistatic.yaml"
 
@@ -66,7 +73,9 @@ def _edit(path: Path, **changes) -> None:
     data.update(changes)
     path.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
     st = path.stat()
-    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 2_000_000_000))  # a later mtime, however fast the test
+    os.utime(
+        path, ns=(st.st_atime_ns, st.st_mtime_ns + 2_000_000_000)
+    )  # a later mtime, however fast the test
 
 
 def test_updates_equal_full_builds(tmp_path):
@@ -80,13 +89,19 @@ def test_updates_equal_full_builds(tmp_path):
     report = assert_update_equals_full(config_path)
     assert report.mode.startswith("update") and 0 < report.written < 40
     # the next edition's metadata moves: the older edition's '!:' answers change too
-    _edit(m16c / "sid.inpe.br/mtc-m18/2012/07.12.18.08/item.yaml", metadata="sid.inpe.br/mtc-m18@80/2009/07.21.13.23.47")
+    _edit(
+        m16c / "sid.inpe.br/mtc-m18/2012/07.12.18.08/item.yaml",
+        metadata="sid.inpe.br/mtc-m18@80/2009/07.21.13.23.47",
+    )
     assert_update_equals_full(config_path)
     # a new item, then its removal
     new = m16c / "sid.inpe.br/mtc-m19/2020/01.02.03.04"
     (new / "doc").mkdir(parents=True)
     (new / "doc" / "new.txt").write_text("new\n", encoding="utf-8")
-    (new / "item.yaml").write_text('state: Original\ntimestamp: "2020-01-02T03:04:00Z"\nibip: 8JMKD3MGP8W/3FAAAAA\n', encoding="utf-8")
+    (new / "item.yaml").write_text(
+        'state: Original\ntimestamp: "2020-01-02T03:04:00Z"\nibip: 8JMKD3MGP8W/3FAAAAA\n',
+        encoding="utf-8",
+    )
     assert_update_equals_full(config_path)
     assert (config.output / "8JMKD3MGP8W/3FAAAAA/index.html").exists()
     shutil.rmtree(new)
@@ -125,9 +140,22 @@ def test_a_killed_build_leaves_the_previous_site_intact(tmp_path):
     before = snapshot(config.output)
     killed_while_writing = 0
     for delay in (0.0, 0.3, 0.8):
-        process = subprocess.Popen([sys.executable, "-m", "ibistatic", "build", "--full", "--config", str(project / "ibistatic.yaml")],
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        staging = config.output.parent / f".{config.output.name}.ibistatic" / f"staging-{process.pid}"
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "ibistatic",
+                "build",
+                "--full",
+                "--config",
+                str(project / "ibistatic.yaml"),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        staging = (
+            config.output.parent / f".{config.output.name}.ibistatic" / f"staging-{process.pid}"
+        )
         deadline = time.monotonic() + 60
         while not staging.exists() and process.poll() is None and time.monotonic() < deadline:
             time.sleep(0.01)  # wait until it writes the new tree

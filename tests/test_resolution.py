@@ -1,4 +1,4 @@
-"""The resolution process (ibi-spec.md §8) over the JSON index of the sample archive."""
+"""The resolution process (resolution-system §6.2 and §8) over the JSON index of the sample archive."""
 
 from __future__ import annotations
 

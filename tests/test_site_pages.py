@@ -25,8 +25,8 @@ from ibistatic.resolver import Resolver
 from ibistatic.site.pages import (
     DC_ELEMENTS,
     SITE_SRC,
-    check_relative,
     base_path,
+    check_relative,
     facts_script,
     oai_dc_elements,
     persistent_url,
@@ -39,7 +39,9 @@ from site_helpers import SAMPLE, SITE_URL, build, tree_bytes, write_config
 OAI_DC = "http://www.openarchives.org/OAI/2.0/oai_dc/"
 DC = "http://purl.org/dc/elements/1.1/"
 XSI = "http://www.w3.org/2001/XMLSchema-instance"
-SCHEMA_LOCATION = "http://www.openarchives.org/OAI/2.0/oai_dc/ http://www.openarchives.org/OAI/2.0/oai_dc.xsd"
+SCHEMA_LOCATION = (
+    "http://www.openarchives.org/OAI/2.0/oai_dc/ http://www.openarchives.org/OAI/2.0/oai_dc.xsd"
+)
 M16C = "http://mtc-m16c.sid.inpe.br/col/"
 M16D = "http://mtc-m16d.sid.inpe.br/col/"
 
@@ -126,22 +128,44 @@ def resolver(site) -> Resolver:
 
 REDIRECTS = [
     # Example 7.2: url, url.metadata(oai_dc)
-    ("8JMKD3MGP8W/35MME4E", M16C + "sid.inpe.br/mtc-m18@80/2009/07.21.13.23/doc/CCSDS%20643.0-B-1.pdf"),
-    ("8JMKD3MGP8W/35MME4E:(oai_dc)", M16C + "sid.inpe.br/mtc-m18@80/2009/07.21.13.23.47/doc/metadata.cgi?choice=oai_dc"),
+    (
+        "8JMKD3MGP8W/35MME4E",
+        M16C + "sid.inpe.br/mtc-m18@80/2009/07.21.13.23/doc/CCSDS%20643.0-B-1.pdf",
+    ),
+    (
+        "8JMKD3MGP8W/35MME4E:(oai_dc)",
+        M16C + "sid.inpe.br/mtc-m18@80/2009/07.21.13.23.47/doc/metadata.cgi?choice=oai_dc",
+    ),
     ("8JMKD3MGP8W/35MME4E:", M16C + "sid.inpe.br/mtc-m18@80/2009/07.21.13.23.47/doc/metadata.cgi"),
-    ("sid.inpe.br/mtc-m18@80/2009/07.21.13.23", M16C + "sid.inpe.br/mtc-m18@80/2009/07.21.13.23/doc/CCSDS%20643.0-B-1.pdf"),
+    (
+        "sid.inpe.br/mtc-m18@80/2009/07.21.13.23",
+        M16C + "sid.inpe.br/mtc-m18@80/2009/07.21.13.23/doc/CCSDS%20643.0-B-1.pdf",
+    ),
     # Section 8.1 and the last edition of Section 8.2
-    ("8JMKD3MGP8W/35MMLL8", M16C + "sid.inpe.br/mtc-m18@80/2009/07.21.14.43/doc/CCSDS%20650.0-B-1.pdf"),
-    ("8JMKD3MGP8W/35MMLL8!", M16C + "sid.inpe.br/mtc-m18/2012/07.12.18.08/doc/CCSDS%20650.0-M-2.pdf"),
+    (
+        "8JMKD3MGP8W/35MMLL8",
+        M16C + "sid.inpe.br/mtc-m18@80/2009/07.21.14.43/doc/CCSDS%20650.0-B-1.pdf",
+    ),
+    (
+        "8JMKD3MGP8W/35MMLL8!",
+        M16C + "sid.inpe.br/mtc-m18/2012/07.12.18.08/doc/CCSDS%20650.0-M-2.pdf",
+    ),
     # Example 7.9 and 7.10
     ("LK47B6W/362SFKH", M16D + "iconet.com.br/banon/2009/09.09.22.01/doc/@relatorio.pdf"),
     ("8JMKD3MGP7W/3EPGUE5:", M16D + "sid.inpe.br/mtc-m19/2013/09.04.12.27.58/doc/metadata.cgi"),
     # inline Dublin Core: the site's own pages
     ("LK47B6W/362SFKH:", SITE_URL + "metadata/iconet.com.br/banon/2009/09.09.22.01/"),
-    ("LK47B6W/362SFKH:(oai_dc)", SITE_URL + "metadata/iconet.com.br/banon/2009/09.09.22.01/oai_dc.xml"),
+    (
+        "LK47B6W/362SFKH:(oai_dc)",
+        SITE_URL + "metadata/iconet.com.br/banon/2009/09.09.22.01/oai_dc.xml",
+    ),
     # hostile file name and title
-    ("sid.inpe.br/mtc-m19/2014/01.02.17.23.57",
-     M16D + "sid.inpe.br/mtc-m19/2014/01.02.17.23.57/doc/Mapa%20de%20uso%20do%20solo%20%E2%80%94%20S%C3%A3o%20Jos%C3%A9%20dos%20Campos.svg"),
+    (
+        "sid.inpe.br/mtc-m19/2014/01.02.17.23.57",
+        M16D
+        + "sid.inpe.br/mtc-m19/2014/01.02.17.23.57/doc/"
+        + "Mapa%20de%20uso%20do%20solo%20%E2%80%94%20S%C3%A3o%20Jos%C3%A9%20dos%20Campos.svg",
+    ),
 ]
 
 
@@ -159,7 +183,9 @@ def test_redirect_page_names_its_target_everywhere(site, resolver, path, url):
 
 def test_the_refresh_is_for_browsers_without_javascript_only(site):
     text = (site / "8JMKD3MGP8W/35MMLL8/index.html").read_text("utf-8")
-    assert re.search(r'<noscript><meta http-equiv="refresh" content="0; url=[^"]+"></noscript>', text)
+    assert re.search(
+        r'<noscript><meta http-equiv="refresh" content="0; url=[^"]+"></noscript>', text
+    )
 
 
 GOLDEN_LAST_EDITION = """<!DOCTYPE html>
@@ -177,7 +203,8 @@ GOLDEN_LAST_EDITION = """<!DOCTYPE html>
 <main id="ibistatic" data-state="redirect">
 <div id="ibistatic-result">
 <h1>Reference Model for an Open Archival Information System (OAIS)</h1>
-<p id="ibistatic-message">The persistent URL <a href="http://ibi.example.org/8JMKD3MGP8W/35MMLL8!">http://ibi.example.org/8JMKD3MGP8W/35MMLL8!</a> (last edition) leads to
+<p id="ibistatic-message">The persistent URL <a "
+      "href="http://ibi.example.org/8JMKD3MGP8W/35MMLL8!">http://ibi.example.org/8JMKD3MGP8W/35MMLL8!</a> (last edition) leads to
 <a href="http://mtc-m16c.sid.inpe.br/col/sid.inpe.br/mtc-m18/2012/07.12.18.08/doc/CCSDS%20650.0-M-2.pdf">http://mtc-m16c.sid.inpe.br/col/sid.inpe.br/mtc-m18/2012/07.12.18.08/doc/CCSDS%20650.0-M-2.pdf</a>.</p>
 <dl>
 <dt>IBI</dt><dd>8JMKD3MGP8W/35MMLL8</dd>
@@ -187,7 +214,7 @@ GOLDEN_LAST_EDITION = """<!DOCTYPE html>
 </div>
 </main>
 <script type="application/json" id="ibistatic-target">{"alert":null,"base":"/","message":"","negotiation":[],"url":"http://mtc-m16c.sid.inpe.br/col/sid.inpe.br/mtc-m18/2012/07.12.18.08/doc/CCSDS%20650.0-M-2.pdf"}</script>
-"""
+"""  # noqa: E501 (the golden page must match byte for byte: its lines stay whole)
 
 
 def test_golden_redirect_page(site):
@@ -208,7 +235,11 @@ def test_every_page_runs_the_same_script(site):
 
 
 def test_paths_keep_modifier_characters_literally(site):
-    for path in ("8JMKD3MGP8W/35MME4E:(oai_dc)", "sid.inpe.br/mtc-m18@80/2009/07.21.13.23!", "8JMKD3MGP7W/3EPGUE5:"):
+    for path in (
+        "8JMKD3MGP8W/35MME4E:(oai_dc)",
+        "sid.inpe.br/mtc-m18@80/2009/07.21.13.23!",
+        "8JMKD3MGP7W/3EPGUE5:",
+    ):
         assert (site / path / "index.html").is_file()
     assert not list(site.rglob("*%*"))  # nothing percent-encoded on disk
 
@@ -221,13 +252,20 @@ def test_a_page_for_every_target_and_nothing_else(tmp_path):
     targets = list(page_targets(loaded, config.modifiers))
     out = config.output
     pages = build_site(config).pages
-    written = {str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()
-               and p.parts[len(out.parts)] not in ("assets", "index", "_ibistatic", "_redirects")}
+    written = {
+        str(p.relative_to(out))
+        for p in out.rglob("*")
+        if p.is_file()
+        and p.parts[len(out.parts)] not in ("assets", "index", "_ibistatic", "_redirects")
+    }
     target_pages = {t.path + "/index.html" for t in targets}
     assert target_pages <= written
     others = written - target_pages
     assert {"404.html", "index.html", "sitemap.xml"} <= others
-    assert all(p.startswith(("files/", "metadata/")) for p in others - {"404.html", "index.html", "sitemap.xml"})
+    assert all(
+        p.startswith(("files/", "metadata/"))
+        for p in others - {"404.html", "index.html", "sitemap.xml"}
+    )
     assert pages == len(written)
     assert len(targets) == 19 * 4  # 19 IBIs (both forms) x the four default modifiers
 
@@ -239,8 +277,16 @@ def test_a_page_for_every_target_and_nothing_else(tmp_path):
 ALERTS = [
     ("sid.inpe.br/mtc-m19/2011/05.10.18.31", "deleted", "the item was deleted"),
     ("sid.inpe.br/mtc-m19/2011/05.10.18.31!", "deleted", "the item was deleted"),
-    ("sid.inpe.br/mtc-m18@80/2009/07.21.13.23.47:", "unavailable", "no Archive can answer this relation of the item"),
-    ("sid.inpe.br/mtc-m19/2013/09.04.12.27.58:(oai_dc)", "unavailable", "no Archive can answer this relation of the item"),
+    (
+        "sid.inpe.br/mtc-m18@80/2009/07.21.13.23.47:",
+        "unavailable",
+        "no Archive can answer this relation of the item",
+    ),
+    (
+        "sid.inpe.br/mtc-m19/2013/09.04.12.27.58:(oai_dc)",
+        "unavailable",
+        "no Archive can answer this relation of the item",
+    ),
 ]
 
 
@@ -252,7 +298,13 @@ def test_alert_pages_explain_and_are_not_indexed(site, resolver, path, alert, me
     assert found.main["data-alert"] == alert
     assert message in "".join(found.text)
     assert found.canonical is None and found.refresh is None
-    assert found.data("ibistatic-target") == {"alert": alert, "base": "/", "message": message, "negotiation": [], "url": None}
+    assert found.data("ibistatic-target") == {
+        "alert": alert,
+        "base": "/",
+        "message": message,
+        "negotiation": [],
+        "url": None,
+    }
 
 
 def test_conflict_and_loop_alert_pages(tmp_path):
@@ -261,13 +313,26 @@ def test_conflict_and_loop_alert_pages(tmp_path):
     b = write_archive(root / "b", "b.example.org", "example.org/service/2020/01.01.00.01")
     for archive in (a, b):
         write_item(archive, "example.org/rep/2020/01.02.03.04", state="Original")
-    write_item(a, "example.org/rep/2020/01.02.03.05", state="Original", next_edition="example.org/rep/2020/01.02.03.06")
-    write_item(a, "example.org/rep/2020/01.02.03.06", state="Original", next_edition="example.org/rep/2020/01.02.03.05")
+    write_item(
+        a,
+        "example.org/rep/2020/01.02.03.05",
+        state="Original",
+        next_edition="example.org/rep/2020/01.02.03.06",
+    )
+    write_item(
+        a,
+        "example.org/rep/2020/01.02.03.06",
+        state="Original",
+        next_edition="example.org/rep/2020/01.02.03.05",
+    )
     site = build(tmp_path / "build", archives=[a, b])
     # a double claim alerts only when the original is asked for (a query the page
     # resolves in the browser); the plain URL redirects to the first Archive's answer
     claimed = page(site, "example.org/rep/2020/01.02.03.04")
-    assert claimed.data("ibistatic-target")["url"] == "http://a.example.org/col/example.org/rep/2020/01.02.03.04/doc/document.txt"
+    assert (
+        claimed.data("ibistatic-target")["url"]
+        == "http://a.example.org/col/example.org/rep/2020/01.02.03.04/doc/document.txt"
+    )
     assert claimed.main.get("data-alert") is None
     loop = page(site, "example.org/rep/2020/01.02.03.05!")
     assert loop.main["data-alert"] == "loop"
@@ -280,23 +345,38 @@ def test_conflict_and_loop_alert_pages(tmp_path):
 def test_open_translation_pages_carry_the_negotiation(tmp_path):
     site = build(tmp_path, modifiers=["", "+"])
     data = page(site, "8JMKD3MGP7W/3EPGUE5+").data("ibistatic-target")
-    assert data["url"] == M16D + "sid.inpe.br/mtc-m19/2013/09.04.12.27.57/doc/Relat%C3%B3rio%20Final.pdf"
+    assert (
+        data["url"]
+        == M16D + "sid.inpe.br/mtc-m19/2013/09.04.12.27.57/doc/Relat%C3%B3rio%20Final.pdf"
+    )
     assert [(n["tag"], n["url"]) for n in data["negotiation"]] == [
         ("en", M16D + "sid.inpe.br/mtc-m19/2013/09.04.12.30.12/doc/publication.pdf"),
         ("pt-BR", M16D + "sid.inpe.br/mtc-m19/2013/09.04.12.27.57/doc/Relat%C3%B3rio%20Final.pdf"),
     ]
     resolver = Resolver(site)
     for entry in data["negotiation"]:
-        assert resolver.resolve(SITE_URL + "8JMKD3MGP7W/3EPGUE5+", accept_language=entry["tag"]).url == entry["url"]
+        assert (
+            resolver.resolve(SITE_URL + "8JMKD3MGP7W/3EPGUE5+", accept_language=entry["tag"]).url
+            == entry["url"]
+        )
     assert not (site / "8JMKD3MGP7W/3EPGUE5!").exists()  # only the listed modifiers
 
 
 def test_modifiers_all_emits_table_6_2_with_languages(tmp_path):
     site = build(tmp_path, modifiers="all")
-    for path in ("8JMKD3MGP8W/35MME4E+(pt)", "8JMKD3MGP8W/35MME4E!+:+", "8JMKD3MGP7W/3EPGUE5+(pt-BR):(oai_dc)+(pt-BR)"):
+    for path in (
+        "8JMKD3MGP8W/35MME4E+(pt)",
+        "8JMKD3MGP8W/35MME4E!+:+",
+        "8JMKD3MGP7W/3EPGUE5+(pt-BR):(oai_dc)+(pt-BR)",
+    ):
         assert (site / path / "index.html").is_file(), path
-    assert not (site / "8JMKD3MGP7W/3EPGUE5+(pt-BR):(oai_dc)+(en)").exists()  # two languages: 404.html answers
-    assert page(site, "8JMKD3MGP8W/35MME4E+(pt)").canonical == M16C + "sid.inpe.br/mtc-m18@80/2009/08.25.19.43/doc/RTC-07.pdf"
+    assert not (
+        site / "8JMKD3MGP7W/3EPGUE5+(pt-BR):(oai_dc)+(en)"
+    ).exists()  # two languages: 404.html answers
+    assert (
+        page(site, "8JMKD3MGP8W/35MME4E+(pt)").canonical
+        == M16C + "sid.inpe.br/mtc-m18@80/2009/08.25.19.43/doc/RTC-07.pdf"
+    )
 
 
 # ---------------------------------------------------------------------------------
@@ -313,7 +393,9 @@ def test_404_page_runs_the_resolver_from_the_site_root(site):
     assert found.first("input", name="q") is not None
     assert found.first("a", href="/") is not None
     assert found.first("meta", name="robots")["content"] == "noindex"
-    assert (site / "assets" / "resolve.js").read_bytes() == (SITE_SRC / "assets" / "resolve.js").read_bytes()
+    assert (site / "assets" / "resolve.js").read_bytes() == (
+        SITE_SRC / "assets" / "resolve.js"
+    ).read_bytes()
     assert (site / "assets" / "facts.js").read_text("utf-8") == facts_script()
     assert (site / "assets" / "ibistatic.css").is_file()
 
@@ -327,14 +409,20 @@ def test_a_site_below_a_path_finds_its_assets_there(tmp_path):
     redirect = page(site, "LK47B6W/362SFKH")
     assert redirect.data("ibistatic-target")["base"] == "/ibi/"
     assert redirect.first("a", href="http://example.org/ibi/LK47B6W/362SFKH") is not None
-    assert page(site, "LK47B6W/362SFKH:").canonical == "http://example.org/ibi/metadata/iconet.com.br/banon/2009/09.09.22.01/"
+    assert (
+        page(site, "LK47B6W/362SFKH:").canonical
+        == "http://example.org/ibi/metadata/iconet.com.br/banon/2009/09.09.22.01/"
+    )
 
 
 def test_landing_page_counts_and_links(site):
     found = Page((site / "index.html").read_text("utf-8"))
     text = " ".join("".join(found.text).split())
     assert "16 items held in 2 Archives: 19 IBIs, 76 persistent URLs" in text
-    rows = [cells for cells in re.findall(r"<tr><td>(.*?)</tr>", (site / "index.html").read_text("utf-8"))]
+    rows = [
+        cells
+        for cells in re.findall(r"<tr><td>(.*?)</tr>", (site / "index.html").read_text("utf-8"))
+    ]
     assert [re.findall(r"<td>(.*?)</td>", "<td>" + r) for r in rows] == [
         ["mtc-m16c", "mtc-m16c.sid.inpe.br", "7", "0", "1"],
         ["mtc-m16d", "mtc-m16d.sid.inpe.br", "6", "2", "0"],
@@ -366,10 +454,16 @@ def test_a_large_sitemap_becomes_an_index(tmp_path, monkeypatch):
     from ibistatic.site.build import build_site
 
     monkeypatch.setattr(pages, "SITEMAP_LIMIT", 30)
-    config = load_config(write_config(tmp_path, [SAMPLE / "mtc-m16c", SAMPLE / "mtc-m16d"], output="out"))
+    config = load_config(
+        write_config(tmp_path, [SAMPLE / "mtc-m16c", SAMPLE / "mtc-m16d"], output="out")
+    )
     build_site(config)
     index = _locs(tmp_path / "out" / "sitemap.xml")
-    assert index == [SITE_URL + "sitemaps/1.xml", SITE_URL + "sitemaps/2.xml", SITE_URL + "sitemaps/3.xml"]
+    assert index == [
+        SITE_URL + "sitemaps/1.xml",
+        SITE_URL + "sitemaps/2.xml",
+        SITE_URL + "sitemaps/3.xml",
+    ]
     parts = [_locs(tmp_path / "out" / "sitemaps" / f"{n}.xml") for n in (1, 2, 3)]
     assert [len(p) for p in parts] == [30, 30, 4]
 
@@ -402,7 +496,9 @@ def test_every_oai_dc_record_is_valid(site):
 
 def test_oai_dc_record_golden(site):
     text = (site / "metadata/sid.inpe.br/mtc-m19/2014/01.02.17.23.57/oai_dc.xml").read_text("utf-8")
-    assert text == f"""<?xml version="1.0" encoding="UTF-8"?>
+    assert (
+        text
+        == f"""<?xml version="1.0" encoding="UTF-8"?>
 <oai_dc:dc xmlns:oai_dc="{OAI_DC}" xmlns:dc="{DC}" xmlns:xsi="{XSI}" xsi:schemaLocation="{SCHEMA_LOCATION}">
   <dc:title>Mapa &#34;São José&#34; &lt;2014&gt; &amp; outros</dc:title>
   <dc:creator>Instituto Nacional de Pesquisas Espaciais (INPE)</dc:creator>
@@ -415,12 +511,16 @@ def test_oai_dc_record_golden(site):
   <dc:language>pt</dc:language>
 </oai_dc:dc>
 """
+    )
 
 
 OAI_DC_CASES = [
     ((("title", ("T",)),), [("title", "T")]),
     ((("date", ("2020",)), ("title", ("T",))), [("title", "T"), ("date", "2020")]),  # schema order
-    ((("Title", ("T",)), ("note", ("n",))), [("title", "T")]),  # case folded; not a DC element: left out
+    (
+        (("Title", ("T",)), ("note", ("n",))),
+        [("title", "T")],
+    ),  # case folded; not a DC element: left out
     ((("subject", ("a", "b")),), [("subject", "a"), ("subject", "b")]),
     ((("title", ("bell\x07 and \ufffe",)),), [("title", "bell and ")]),  # not XML characters
 ]
@@ -445,8 +545,17 @@ def test_metadata_page_shows_every_element(site):
 def test_file_list_links_every_file(site):
     found = page(site, "files/iconet.com.br/banon/2009/09.09.22.01")
     base = M16D + "iconet.com.br/banon/2009/09.09.22.01/doc/"
-    links = [(values["href"]) for tag, values in found.tags if tag == "a" and values["href"].startswith(base)]
-    assert links == [base + "@relatorio.pdf", base + "Relat%C3%B3rio%20t%C3%A9cnico.txt", base + "figuras/mapa%201.svg", base + "reference.bib"]
+    links = [
+        (values["href"])
+        for tag, values in found.tags
+        if tag == "a" and values["href"].startswith(base)
+    ]
+    assert links == [
+        base + "@relatorio.pdf",
+        base + "Relat%C3%B3rio%20t%C3%A9cnico.txt",
+        base + "figuras/mapa%201.svg",
+        base + "reference.bib",
+    ]
     assert "Relatório técnico.txt" in found.text
     assert found.canonical == SITE_URL + "files/iconet.com.br/banon/2009/09.09.22.01/"
 
@@ -467,7 +576,10 @@ def test_no_page_for_deleted_items(site):
 
 
 SCRIPT_JSON = [
-    ("</script><script>alert(1)</script>", '"\\u003c/script\\u003e\\u003cscript\\u003ealert(1)\\u003c/script\\u003e"'),
+    (
+        "</script><script>alert(1)</script>",
+        '"\\u003c/script\\u003e\\u003cscript\\u003ealert(1)\\u003c/script\\u003e"',
+    ),
     ("<!-- x", '"\\u003c!-- x"'),
     ("a & b", '"a \\u0026 b"'),
     ("line\u2028para\u2029end", '"line\\u2028para\\u2029end"'),
@@ -482,7 +594,13 @@ def test_script_json(value, expected):
     assert str(script_json(value)) == expected
 
 
-@given(st.recursive(st.none() | st.booleans() | st.integers() | st.text(), lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3), max_leaves=8))
+@given(
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.text(),
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
+        max_leaves=8,
+    )
+)
 def test_script_json_round_trips_and_never_closes_the_script(value):
     text = str(script_json(value))
     assert json.loads(text) == value
@@ -492,17 +610,32 @@ def test_script_json_round_trips_and_never_closes_the_script(value):
 
 
 HOSTILE_TITLE = 'Quote "><script>alert(1)</script> & </script><!-- \u2028 end'
-HOSTILE_FILE = '"><script>alert(2)</script>.txt'  # a folder '"><script>alert(2)<' holding 'script>.txt'
-OTHER_FILE = "it's & \"quoted\" <b>.txt"
+HOSTILE_FILE = (
+    '"><script>alert(2)</script>.txt'  # a folder '"><script>alert(2)<' holding 'script>.txt'
+)
+OTHER_FILE = 'it\'s & "quoted" <b>.txt'
 
 
 @pytest.fixture(scope="module")
 def hostile_site(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("hostile")
-    archive = write_archive(root / "evil-archive", "files.example.org", "example.org/service/2020/01.01.00.00")
-    write_item(archive, "example.org/rep/2020/01.02.03.04", {HOSTILE_FILE: "x\n", OTHER_FILE: "y\n"}, state="Original",
-               target=HOSTILE_FILE, ibip="8JMKD3MGP8W/35ABCDE", language="en",
-               dublin_core={"title": HOSTILE_TITLE, "creator": "</script>", "description": "<b>bold</b> & co"})
+    archive = write_archive(
+        root / "evil-archive", "files.example.org", "example.org/service/2020/01.01.00.00"
+    )
+    write_item(
+        archive,
+        "example.org/rep/2020/01.02.03.04",
+        {HOSTILE_FILE: "x\n", OTHER_FILE: "y\n"},
+        state="Original",
+        target=HOSTILE_FILE,
+        ibip="8JMKD3MGP8W/35ABCDE",
+        language="en",
+        dublin_core={
+            "title": HOSTILE_TITLE,
+            "creator": "</script>",
+            "description": "<b>bold</b> & co",
+        },
+    )
     return build(root / "build", archives=[archive], modifiers="all")
 
 
@@ -539,7 +672,10 @@ def test_hostile_values_are_escaped_in_every_page(hostile_site):
 def test_hostile_values_read_back_exactly(hostile_site):
     resolver = Resolver(hostile_site)
     url = resolver.resolve(SITE_URL + "8JMKD3MGP8W/35ABCDE").url
-    assert url == "http://files.example.org/col/example.org/rep/2020/01.02.03.04/doc/%22%3E%3Cscript%3Ealert(2)%3C/script%3E.txt"
+    assert (
+        url
+        == "http://files.example.org/col/example.org/rep/2020/01.02.03.04/doc/%22%3E%3Cscript%3Ealert(2)%3C/script%3E.txt"
+    )
     found = page(hostile_site, "8JMKD3MGP8W/35ABCDE")
     assert found.title == HOSTILE_TITLE
     assert HOSTILE_TITLE in found.text
@@ -547,9 +683,16 @@ def test_hostile_values_read_back_exactly(hostile_site):
     assert found.data("ibistatic-target")["url"] == url
     listing = page(hostile_site, "files/example.org/rep/2020/01.02.03.04")
     assert HOSTILE_FILE in listing.text and OTHER_FILE in listing.text
-    assert listing.first("a", href="http://files.example.org/col/example.org/rep/2020/01.02.03.04/doc/it's%20&%20%22quoted%22%20%3Cb%3E.txt")
+    assert listing.first(
+        "a",
+        href="http://files.example.org/col/example.org/rep/2020/01.02.03.04/doc/it's%20&%20%22quoted%22%20%3Cb%3E.txt",
+    )
     record = _check_oai_dc(hostile_site / "metadata/example.org/rep/2020/01.02.03.04/oai_dc.xml")
-    assert record == [("title", HOSTILE_TITLE), ("creator", "</script>"), ("description", "<b>bold</b> & co")]
+    assert record == [
+        ("title", HOSTILE_TITLE),
+        ("creator", "</script>"),
+        ("description", "<b>bold</b> & co"),
+    ]
 
 
 # ---------------------------------------------------------------------------------
@@ -558,7 +701,9 @@ def test_hostile_values_read_back_exactly(hostile_site):
 
 def test_two_builds_give_identical_trees(tmp_path):
     first = tree_bytes(build(tmp_path, modifiers="all"))
-    shutil.rmtree(load_config(tmp_path / "ibistatic.yaml").cache_dir)  # from scratch: no crawl cache, no build state
+    shutil.rmtree(
+        load_config(tmp_path / "ibistatic.yaml").cache_dir
+    )  # from scratch: no crawl cache, no build state
     second = tree_bytes(build(tmp_path, modifiers="all"))  # in place: host files name the output
     assert first.keys() == second.keys() and len(first) > 900
     assert [name for name in first if first[name] != second[name]] == []
@@ -568,19 +713,41 @@ def test_two_processes_write_the_same_pages(tmp_path, monkeypatch):
     from ibistatic.site.build import build_site
     from ibistatic.store import store
 
-    serial = build_site(load_config(write_config(tmp_path / "one", [SAMPLE / "mtc-m16c", SAMPLE / "mtc-m16d"], modifiers="all")), full=True)
+    serial = build_site(
+        load_config(
+            write_config(
+                tmp_path / "one", [SAMPLE / "mtc-m16c", SAMPLE / "mtc-m16d"], modifiers="all"
+            )
+        ),
+        full=True,
+    )
     monkeypatch.setattr(store, "PARALLEL_ITEMS", 1)  # fork even for the small sample
-    forked = build_site(load_config(write_config(tmp_path / "two", [SAMPLE / "mtc-m16c", SAMPLE / "mtc-m16d"], modifiers="all")), full=True)
+    forked = build_site(
+        load_config(
+            write_config(
+                tmp_path / "two", [SAMPLE / "mtc-m16c", SAMPLE / "mtc-m16d"], modifiers="all"
+            )
+        ),
+        full=True,
+    )
     assert serial.pages == forked.pages > 900
     one, two = tree_bytes(tmp_path / "one" / "site"), tree_bytes(tmp_path / "two" / "site")
     assert one.keys() == two.keys()
     # the host files name their own output folder; every other file is the same
-    assert [name for name in one if one[name] != two[name] and not name.startswith("_ibistatic/")] == []
+    assert [
+        name for name in one if one[name] != two[name] and not name.startswith("_ibistatic/")
+    ] == []
 
 
 SITE_FILES = [
-    ("http://ibi.example.org/files/a.b/c/2020/01.01.00.00/", "files/a.b/c/2020/01.01.00.00/index.html"),
-    ("http://ibi.example.org/metadata/a.b/c/2020/01.01.00.00/oai_dc.xml", "metadata/a.b/c/2020/01.01.00.00/oai_dc.xml"),
+    (
+        "http://ibi.example.org/files/a.b/c/2020/01.01.00.00/",
+        "files/a.b/c/2020/01.01.00.00/index.html",
+    ),
+    (
+        "http://ibi.example.org/metadata/a.b/c/2020/01.01.00.00/oai_dc.xml",
+        "metadata/a.b/c/2020/01.01.00.00/oai_dc.xml",
+    ),
     ("http://ibi.example.org/x%20y/", "x y/index.html"),
     ("http://elsewhere.example.org/files/x/", None),
     (None, None),
@@ -592,20 +759,37 @@ def testsite_file(url, expected):
     assert site_file(SITE_URL, url) == expected
 
 
-@pytest.mark.parametrize("relative", ["../x/index.html", "a/../../x", "a//b", "/etc/passwd", "a/./b", "a\\b"])
+@pytest.mark.parametrize(
+    "relative", ["../x/index.html", "a/../../x", "a//b", "/etc/passwd", "a/./b", "a\\b"]
+)
 def test_writing_outside_the_site_is_refused(relative):
     with pytest.raises(IbistaticError) as error:
         check_relative(relative)
-    assert str(error.value) == f"refusing to write {relative!r}: expected a path inside the site (no empty, '.' or '..' segment, no backslash or NUL)"
+    assert (
+        str(error.value)
+        == f"refusing to write {relative!r}: expected a path inside the site (no empty, '.' or "
+        "'..' segment, no backslash or NUL)"
+    )
 
 
-@pytest.mark.parametrize(("site_url", "expected"), [("https://ibi.example.org/", "/"), ("https://x.org/ibi/", "/ibi/"), ("https://x.org", "/"), ("https://x.org/a/b", "/a/b/")])
+@pytest.mark.parametrize(
+    ("site_url", "expected"),
+    [
+        ("https://ibi.example.org/", "/"),
+        ("https://x.org/ibi/", "/ibi/"),
+        ("https://x.org", "/"),
+        ("https://x.org/a/b", "/a/b/"),
+    ],
+)
 def test_base_path(site_url, expected):
     assert base_path(site_url) == expected
 
 
 def test_persistent_urls_keep_modifier_characters():
-    assert persistent_url(SITE_URL, "sid.inpe.br/mtc-m18@80/2009/07.21.13.23!+(pt-BR):(oai_dc)") == SITE_URL + "sid.inpe.br/mtc-m18@80/2009/07.21.13.23!+(pt-BR):(oai_dc)"
+    assert (
+        persistent_url(SITE_URL, "sid.inpe.br/mtc-m18@80/2009/07.21.13.23!+(pt-BR):(oai_dc)")
+        == SITE_URL + "sid.inpe.br/mtc-m18@80/2009/07.21.13.23!+(pt-BR):(oai_dc)"
+    )
 
 
 def test_page_text_is_html_escaped_once(site):
@@ -614,11 +798,20 @@ def test_page_text_is_html_escaped_once(site):
     assert "&amp;lt;" not in text and "&amp;#34;" not in text  # not escaped twice
 
 
-HOSTILE_VALUES = ["plain", '"><script>alert(1)</script>', "a & b < c > d 'q'", "</script><!--", "ação — 日本", ""]
+HOSTILE_VALUES = [
+    "plain",
+    '"><script>alert(1)</script>',
+    "a & b < c > d 'q'",
+    "</script><!--",
+    "ação — 日本",
+    "",
+]
 
 
 @given(
-    values=st.lists(st.sampled_from(HOSTILE_VALUES) | st.text(max_size=12), min_size=13, max_size=13),
+    values=st.lists(
+        st.sampled_from(HOSTILE_VALUES) | st.text(max_size=12), min_size=13, max_size=13
+    ),
     modifier=st.sampled_from(["", "!", ":(oai_dc)", "+pt-BR"]),
     archive=st.sampled_from([None, "", "mtc-m16c", "<b>"]),
     chain=st.sampled_from(["", "a → b", "<x>"]),
@@ -629,8 +822,14 @@ def test_skeletons_fill_in_what_jinja_renders(values, modifier, archive, chain):
 
     site = Site(load_config(SAMPLE / "ibistatic.yaml"))
     context = dict(zip(_ALERT_FIELDS, values))
-    context.update(modifier=modifier, archive=archive, chain=chain, data=script_json({"url": values[0]}))
+    context.update(
+        modifier=modifier, archive=archive, chain=chain, data=script_json({"url": values[0]})
+    )
     redirect = {name: context[name] for name in _TARGET_FIELDS}
-    assert site.fill("redirect.html", _TARGET_FIELDS, redirect, {"modifier": modifier}) == site.render("redirect.html", **redirect)
+    assert site.fill(
+        "redirect.html", _TARGET_FIELDS, redirect, {"modifier": modifier}
+    ) == site.render("redirect.html", **redirect)
     tested = {"chain": chain, "archive": archive}
-    assert site.fill("alert.html", _ALERT_FIELDS, context, tested) == site.render("alert.html", **context)
+    assert site.fill("alert.html", _ALERT_FIELDS, context, tested) == site.render(
+        "alert.html", **context
+    )

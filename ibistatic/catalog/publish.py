@@ -33,11 +33,13 @@ def catalog_mkdocs_config(config: SiteConfig, site_dir: Path) -> dict:
         "use_directory_urls": True,
         "plugins": [
             "search",
-            {"ibistatic": {
-                "archives": [str(root) for root in config.archives],
-                "site_url": config.site_url,
-                "path": ".",
-            }},
+            {
+                "ibistatic": {
+                    "archives": [str(root) for root in config.archives],
+                    "site_url": config.site_url,
+                    "path": ".",
+                }
+            },
         ],
     }
 
@@ -64,7 +66,10 @@ def _build(config: SiteConfig, site_dir: Path) -> int:
         project = Path(temp)
         (project / "docs").mkdir()
         config_file = project / "mkdocs.yml"
-        config_file.write_text(yaml.safe_dump(catalog_mkdocs_config(config, site_dir), allow_unicode=True), encoding="utf-8")
+        config_file.write_text(
+            yaml.safe_dump(catalog_mkdocs_config(config, site_dir), allow_unicode=True),
+            encoding="utf-8",
+        )
         try:
             mkdocs_config = load_mkdocs_config(str(config_file))
             mkdocs_config.plugins.on_startup(command="build", dirty=False)

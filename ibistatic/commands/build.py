@@ -58,7 +58,7 @@ def run(args) -> int:
 
 
 def exit_status(problems, strict: bool) -> int:
-    """cli.md: 1 when the run found problems: any error, or with --strict any warning of
+    """docs/cli/index.md: 1 when the run found problems: any error, or with --strict any warning of
     the archives (host-file advice, report.warnings, is printed and counted, but says
     where a host may fall short, not that the input is wrong)."""
     if any(p.severity == "error" for p in problems):

@@ -10,7 +10,7 @@ def add_parser(subparsers) -> None:
         "parse-url",
         help="print the parsedibiurl.* pairs of a persistent URL (Table 6.6)",
         description="Parse a persistent URL (or a bare IBI with modifier, path and query) "
-        "and print what the resolver extracts from it (ibi-spec.md §4, Table 6.6, "
+        "and print what the resolver extracts from it (resolution-system §6.1, Table 6.6, "
         "Example 6.8) as a pair list, one pair per line, names sorted. The shapes urlib.net "
         "and INPE's Archives print (/ibi/<IBI>, /rep/<IBI>, /rep-/<IBI>, /goto/<IBI>, "
         "/goto-/<IBI>, ibi:<IBI>, /col/<IBI>/doc/<file>) name their IBI; a note on stderr "

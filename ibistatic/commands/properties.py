@@ -10,7 +10,7 @@ def add_parser(subparsers) -> None:
         "properties",
         help="print the property list an Archive answers for an IBI (Algorithm 2)",
         description="Print the pair list that Archive DIR answers to a urlRequest for IBI "
-        "(ibi-spec.md §7), names sorted, in the text/plain pair-list format: the bytes "
+        "(resolution-system §7), names sorted, in the text/plain pair-list format: the bytes "
         "'ibistatic serve' answers (CRLF between pairs, nothing after the last; nothing "
         "at all for an IBI the Archive does not hold). With --verbs the answer is "
         "filtered as FILTRARLISTADEURL does.",

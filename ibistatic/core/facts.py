@@ -1,4 +1,4 @@
-"""The standard's facts, in one place (resolution-system-pt.txt, ibi-spec.md).
+"""The standard's facts, in one place (the resolution report and the identification standard).
 
 Every table, character class and word of the standard that code needs is defined here
 once: the Python modules import them, and the site build writes them into
@@ -189,7 +189,7 @@ ARCHIVE_FILES, DOC_FOLDER = "col/", "/doc"
 REQUIRED_STATUS = "ibiurl.requireditemstatus"
 VERB_LIST = "ibiurl.verblist"
 ORIGINAL = "Original"
-#: the states of an item (ibi-spec.md §2.3)
+#: the states of an item (resolution-system §3)
 STATES = ("Original", "Copy", "Deleted")
 #: path-absolute characters (RFC 3986 §3.3): pchar / "/", pchar = unreserved /
 #: pct-encoded / sub-delims / ":" / "@"
@@ -211,7 +211,7 @@ PRECOMPUTED_PATTERN = (
 )
 
 # ---------------------------------------------------------------------------------------
-# Resolution outcomes (ibi-spec.md §8)
+# Resolution outcomes (resolution-system §8)
 
 MAX_HOPS = 64
 #: the order of a resolution's fields in the index's precomputed answers (answers/)

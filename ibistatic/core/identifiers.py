@@ -1,4 +1,4 @@
-"""The two written forms of an IBI and their grammars (ibi-spec.md §2.1 and §2.4).
+"""The two written forms of an IBI and their grammars (identification system, Tables 6.1 and 7.1).
 
 A *repository name* (Table 6.1) is written from a host name::
 

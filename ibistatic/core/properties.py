@@ -2,7 +2,7 @@
 FILTRARLISTADEURL routine and Algorithm 1 (MONTARRESPOSTA) of resolution-system §7.
 
 Pure: an :class:`ArchiveView` supplies the Archive's items by key; nothing here reads
-files.  The answers are the ones a faithful live Archive would give (ibi-spec.md §7).
+files.  The answers are the ones a faithful live Archive would give (resolution-system §7).
 
 How relations are read from descriptors (archive-format.md, last section):
 

@@ -1,4 +1,4 @@
-"""The resolution process (ibi-spec.md §8, resolution-system §6.2 and §8), with no network.
+"""The resolution process (resolution-system §6.2 and §8), with no network.
 
 The live resolver fans a urlRequest out to every Archive; here each Archive is an
 :class:`~ibistatic.core.properties.ArchiveView` (over a crawl or over the JSON index)

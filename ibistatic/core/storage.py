@@ -1,4 +1,4 @@
-"""The storage model across Archives (ibi-spec.md §3) and reference checks.
+"""The storage model across Archives (the resolution report §3) and reference checks.
 
 1. The original of an item is stored in exactly one Archive.
 2. Every item has an original somewhere (no copy without an original).

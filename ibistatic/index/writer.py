@@ -19,19 +19,32 @@ from ..core.properties import item_urls
 from .records import FORMAT, VERSION, archive_record, item_record
 from .sharding import shard_name
 
-__all__ = ["write_index", "index_files", "encoded_record", "precomputed_answers", "dumps", "KEYS_PER_SHARD"]
+__all__ = [
+    "write_index",
+    "index_files",
+    "encoded_record",
+    "precomputed_answers",
+    "dumps",
+    "KEYS_PER_SHARD",
+]
 
 KEYS_PER_SHARD = 256
 
 
 def dumps(value) -> bytes:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode(
+        "utf-8"
+    )
 
 
 def shard_digits(keys: int) -> int:
     """Hex digits of the shard names: the nearest power of 16 to KEYS_PER_SHARD keys per
     shard (so between about 64 and 1,024), at least 16 shards."""
-    return max(1, round(math.log(max(keys, 1) / KEYS_PER_SHARD, 16))) if keys > KEYS_PER_SHARD * 16 else 1
+    return (
+        max(1, round(math.log(max(keys, 1) / KEYS_PER_SHARD, 16)))
+        if keys > KEYS_PER_SHARD * 16
+        else 1
+    )
 
 
 def record_of(view, item) -> dict:
@@ -114,11 +127,18 @@ def index_files(
         for name, group in sorted(groups.items()):
             relative = f"{kind}/{name}.json"
             digest = unchanged(relative)
-            data = None if digest else _object_bytes((key, encode(value)) for key, value in group.items())
+            data = (
+                None
+                if digest
+                else _object_bytes((key, encode(value)) for key, value in group.items())
+            )
             digest = digest or hashlib.sha256(data).hexdigest()
             yield relative, data, digest
             checksums[kind][name] = {"keys": len(group), "sha256": digest}
-    for relative, value in (("checksums.json", checksums), ("manifest.json", manifest_of(loaded, digits, len(records), shard_count))):
+    for relative, value in (
+        ("checksums.json", checksums),
+        ("manifest.json", manifest_of(loaded, digits, len(records), shard_count)),
+    ):
         data = dumps(value)
         yield relative, data, hashlib.sha256(data).hexdigest()
 
@@ -166,7 +186,9 @@ def manifest_of(loaded: LoadedArchives, digits: int, keys: int, shard_count: int
             "archives": {name: dict(sorted(c.items())) for name, c in sorted(states.items())},
             "problems": len(loaded.problems),
         },
-        "archives": [archive_record(info, views[info.name].relations()) for info in loaded.holdings.archives],
+        "archives": [
+            archive_record(info, views[info.name].relations()) for info in loaded.holdings.archives
+        ],
         "conflicts": sorted(loaded.holdings.conflicts),
         "orphans": sorted(loaded.holdings.orphans),
     }

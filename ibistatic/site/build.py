@@ -23,7 +23,7 @@ from ..archive.load import LoadedArchives, load_archives, reload_repositories
 from ..config import SiteConfig
 from ..errors import Problem
 from ..progress import Progress
-from ..store.files import Files, File, Notice, Tree, digest
+from ..store.files import File, Files, Notice, Tree, digest
 from ..store.layout import check_output, live_generation
 from ..store.store import Store
 from ..targets import page_targets
@@ -51,7 +51,9 @@ class BuildReport:
 
     def summary(self) -> str:
         errors = sum(1 for p in self.problems if p.severity == "error")
-        warnings = len(self.problems) - errors + len(self.warnings)  # host-file warnings are printed too
+        warnings = (
+            len(self.problems) - errors + len(self.warnings)
+        )  # host-file warnings are printed too
         return (
             f"published {self.output} ({self.mode}): {self.items} items, {self.keys} IBIs, "
             f"{self.pages} pages, {self.written} files written, {self.removed} removed, "
@@ -69,11 +71,21 @@ def build_site(config: SiteConfig, *, log=None, full: bool = False, progress=Non
 # -- the pipeline -------------------------------------------------------------------------
 
 
-def publish(config: SiteConfig, loaded: LoadedArchives, last: State | None, progress: Progress, log: Callable[[str], None]) -> tuple[BuildReport, State]:
+def publish(
+    config: SiteConfig,
+    loaded: LoadedArchives,
+    last: State | None,
+    progress: Progress,
+    log: Callable[[str], None],
+) -> tuple[BuildReport, State]:
     """Publish `loaded` as an update of the site `last` describes (None: a full build);
     returns the report and the state of what is now published."""
     plan = plan_build(loaded, last)
-    state = last if not plan.full else State(fingerprint(config, loaded), {}, {}, {}, {}, {}, plan.digits)
+    state = (
+        last
+        if not plan.full
+        else State(fingerprint(config, loaded), {}, {}, {}, {}, {}, plan.digits)
+    )
     site = pages.Site(config)
     with _open_store(config.output, plan, state) as store:
         progress.phase("resolving and rendering", len(plan.rendered()))
@@ -87,12 +99,26 @@ def publish(config: SiteConfig, loaded: LoadedArchives, last: State | None, prog
         made = _render_site(plan, context, store)
         publication, removed = store.commit()
     store.finish(publication)
-    state.generation, state.spare, state.behind = publication.generation, publication.spare, publication.behind
-    state.digests, state.site_files, state.checksums = store.digests, tuple(made.site_files), made.checksums
+    state.generation, state.spare, state.behind = (
+        publication.generation,
+        publication.spare,
+        publication.behind,
+    )
+    state.digests, state.site_files, state.checksums = (
+        store.digests,
+        tuple(made.site_files),
+        made.checksums,
+    )
     report = BuildReport(
-        output=config.output, items=sum(len(v) for v in state.items.values()), keys=len(state.records),
-        pages=item_pages + made.pages, written=store.written, removed=removed,
-        problems=loaded.problems, mode=plan.describe(), warnings=made.notices,
+        output=config.output,
+        items=sum(len(v) for v in state.items.values()),
+        keys=len(state.records),
+        pages=item_pages + made.pages,
+        written=store.written,
+        removed=removed,
+        problems=loaded.problems,
+        mode=plan.describe(),
+        warnings=made.notices,
     )
     return report, state
 
@@ -129,7 +155,9 @@ def _resolved(config, loaded, plan: Plan, keys: list[str], tick) -> dict[str, li
     """repository key -> its PageTargets (its persistent URLs, resolved), in order."""
     targets: dict[str, list] = {}
     first_holders = [plan.items[key][0][0] for key in keys]
-    for target in page_targets(loaded, config.modifiers, loaded.views(), first_holders=first_holders):
+    for target in page_targets(
+        loaded, config.modifiers, loaded.views(), first_holders=first_holders
+    ):
         key = target.item.key
         if key not in targets:
             tick()
@@ -180,7 +208,13 @@ def _render_site(plan: Plan, context: SiteContext, store: Store) -> _SiteMade:
 class Publisher:
     """Publishes one configuration; keeps the last build's state for the next update."""
 
-    def __init__(self, config: SiteConfig, log: Callable[[str], None] | None = None, keep_last_good: bool = True, progress=None) -> None:
+    def __init__(
+        self,
+        config: SiteConfig,
+        log: Callable[[str], None] | None = None,
+        keep_last_good: bool = True,
+        progress=None,
+    ) -> None:
         self.config = config
         self.progress = progress or Progress(enabled=False)
         #: an item whose descriptor turns invalid keeps what the last build of this
@@ -236,11 +270,18 @@ class Publisher:
         loaded = None
         if changed_paths is not None and not full and self._loaded is not None:
             # None when a path needs a whole crawl (an archive.yaml, a path outside every archive)
-            loaded = reload_repositories(self._loaded, changed_paths, self.cache, last_good, published)
+            loaded = reload_repositories(
+                self._loaded, changed_paths, self.cache, last_good, published
+            )
         if loaded is None:
             loaded = load_archives(
-                self.config.archives, self.config.site_url, self.cache, progress=self.progress.advance,
-                last_good=last_good, published=published, last_archive=last_archive,
+                self.config.archives,
+                self.config.site_url,
+                self.cache,
+                progress=self.progress.advance,
+                last_good=last_good,
+                published=published,
+                last_archive=last_archive,
             )
         self._loaded = loaded
         return loaded
@@ -253,7 +294,9 @@ class Publisher:
         if state.fingerprint != fingerprint(self.config, loaded):
             return None
         manifest = output / "index" / "manifest.json"
-        if not manifest.is_file() or digest(manifest.read_bytes()) != state.digests.get("index/manifest.json"):
+        if not manifest.is_file() or digest(manifest.read_bytes()) != state.digests.get(
+            "index/manifest.json"
+        ):
             return None  # the output is not what this state published
         return state
 
@@ -286,7 +329,9 @@ class Publisher:
         info = next((info for info in self.state.infos if info.name == name), None)
         if info is None:
             return None
-        return info, [item for held in self.state.items.values() for item, _ in held if item.archive == name]
+        return info, [
+            item for held in self.state.items.values() for item, _ in held if item.archive == name
+        ]
 
     def _last_good(self, archive: str, key: str):
         for item, _ in self.state.items.get(key, ()):

@@ -27,9 +27,15 @@ class Facts:
     """What rendering a set of items gives besides their files."""
 
     published: dict[str, tuple] = field(default_factory=dict)  # repository key -> PublishedUrls
-    answers: dict[str, dict] = field(default_factory=dict)  # repository key -> {index key -> packed answers}
-    records: dict[str, list] = field(default_factory=dict)  # repository key -> [(index key, archive, packed record)]
-    item_files: dict[str, list] = field(default_factory=dict)  # repository key -> its file-list/metadata pages
+    answers: dict[str, dict] = field(
+        default_factory=dict
+    )  # repository key -> {index key -> packed answers}
+    records: dict[str, list] = field(
+        default_factory=dict
+    )  # repository key -> [(index key, archive, packed record)]
+    item_files: dict[str, list] = field(
+        default_factory=dict
+    )  # repository key -> its file-list/metadata pages
 
     def merge(self, part: Facts) -> None:
         for name in ("published", "answers", "records", "item_files"):
@@ -43,7 +49,9 @@ def facts_of(loaded: LoadedArchives, plan: Plan, targets: dict[str, list]) -> Fa
         facts.published[key] = tuple(published_url(target) for target in of_key)
         answers = precomputed_answers(of_key)
         if answers:
-            facts.answers[key] = {index_key: pack(dumps(value)) for index_key, value in answers.items()}
+            facts.answers[key] = {
+                index_key: pack(dumps(value)) for index_key, value in answers.items()
+            }
         if key in plan.changed:
             facts.records[key] = _records_of(loaded, plan.items[key])
     return facts
@@ -80,7 +88,9 @@ def fold_facts(loaded: LoadedArchives, state: State, plan: Plan, facts: Facts) -
     return touched
 
 
-def _fold_records(loaded, state: State, changed: frozenset[str], fresh: dict[str, list], touched: set[str]) -> None:
+def _fold_records(
+    loaded, state: State, changed: frozenset[str], fresh: dict[str, list], touched: set[str]
+) -> None:
     """state.records with those of the `changed` repositories replaced by `fresh`."""
     old_keys = {k for key in changed for item, _ in state.items.get(key, ()) for k in item.keys()}
     new_keys = {index_key for key in changed for index_key, _, _ in fresh.get(key, ())}
@@ -96,7 +106,9 @@ def _fold_records(loaded, state: State, changed: frozenset[str], fresh: dict[str
             state.records[key].sort(key=lambda row: order[row[0]])
 
 
-def _fold_answers(state: State, affected: frozenset[str], fresh: dict[str, dict], touched: set[str]) -> None:
+def _fold_answers(
+    state: State, affected: frozenset[str], fresh: dict[str, dict], touched: set[str]
+) -> None:
     """state.answers with those of the `affected` repositories replaced by `fresh`."""
     for key in affected:
         for index_key in state.answers.pop(key, {}):
@@ -122,4 +134,6 @@ def carried_digests(state: State, affected: frozenset[str]) -> dict[str, bytes]:
 
 def _pages_of(state: State, key: str) -> list[str]:
     """The pages the last build wrote for the repository `key`."""
-    return [url.path + "/index.html" for url in state.published.get(key, ())] + state.item_files.get(key, [])
+    return [
+        url.path + "/index.html" for url in state.published.get(key, ())
+    ] + state.item_files.get(key, [])

@@ -212,7 +212,13 @@ def _redirects_lines(rules: list[HostRule], base: str) -> Iterator[str]:
 def host_files(config, rules: list[HostRule]) -> Iterator[tuple[str, Iterator[str]]]:
     """(path inside the site, its lines) of each host file, one file at a time and each
     line made when asked: at 100,000 items each file is about 50 MB."""
-    from .serverconfs import _apache_map_lines, _apache_status_lines, _nginx_map_lines, apache_conf_text, nginx_server_text
+    from .serverconfs import (
+        _apache_map_lines,
+        _apache_status_lines,
+        _nginx_map_lines,
+        apache_conf_text,
+        nginx_server_text,
+    )
 
     base = _site_path(config.site_url)
     yield "_redirects", _redirects_lines(rules, base)

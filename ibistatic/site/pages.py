@@ -35,7 +35,6 @@ from markupsafe import Markup, escape
 import ibistatic
 
 from ..core.facts import ALERT_TEXTS, DC_ELEMENTS, URL_PATH_SAFE, browser_facts
-from ..core.properties import item_urls
 from ..core.relations import describe_relation, parse_modifier
 from ..errors import IbistaticError
 
@@ -67,10 +66,17 @@ SITEMAP_LIMIT = 50_000
 
 # Characters that end a JSON string's safety inside HTML: "</script>", "<!--", and the
 # two line terminators JavaScript once did not allow in string literals.
-_SCRIPT_ESCAPES = {ord("<"): "\\u003c", ord(">"): "\\u003e", ord("&"): "\\u0026", 0x2028: "\\u2028", 0x2029: "\\u2029"}
+_SCRIPT_ESCAPES = {
+    ord("<"): "\\u003c",
+    ord(">"): "\\u003e",
+    ord("&"): "\\u0026",
+    0x2028: "\\u2028",
+    0x2029: "\\u2029",
+}
 
 # XML 1.0 Char: what an XML document may hold at all (control characters may not).
 XML_CHAR_INVALID = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
 
 def script_json(value) -> Markup:
     """`value` as JSON that is safe verbatim inside ``<script type="application/json">``."""
@@ -119,7 +125,10 @@ def check_relative(relative: str) -> None:
     """A path inside the output: no empty, '.' or '..' segment, no backslash or NUL."""
     segments = relative.split("/")
     if any(s in ("", ".", "..") for s in segments) or "\\" in relative or "\x00" in relative:
-        raise IbistaticError(f"refusing to write {relative!r}: expected a path inside the site (no empty, '.' or '..' segment, no backslash or NUL)")
+        raise IbistaticError(
+            f"refusing to write {relative!r}: expected a path inside the site (no empty, '.' or "
+            "'..' segment, no backslash or NUL)"
+        )
 
 
 def site_file(site_url: str, url: str | None) -> str | None:
@@ -127,7 +136,7 @@ def site_file(site_url: str, url: str | None) -> str | None:
     URL outside the site."""
     if not url or not url.startswith(site_url):
         return None
-    relative = unquote(urlsplit(url[len(site_url):]).path)
+    relative = unquote(urlsplit(url[len(site_url) :]).path)
     if relative == "" or relative.endswith("/"):
         relative += "index.html"
     return relative
@@ -184,17 +193,29 @@ class Site:
         self.env = _environment(SITE_SRC)
         self.site_url: str = config.site_url
         self.base = base_path(config.site_url)
-        self.templates = {name: self.env.get_template(name) for name in (
-            "redirect.html", "alert.html", "404.html", "metadata.html", "oai_dc.xml",
-            "filelist.html", "landing.html", "sitemap.xml", "sitemap_index.xml",
-        )}
+        self.templates = {
+            name: self.env.get_template(name)
+            for name in (
+                "redirect.html",
+                "alert.html",
+                "404.html",
+                "metadata.html",
+                "oai_dc.xml",
+                "filelist.html",
+                "landing.html",
+                "sitemap.xml",
+                "sitemap_index.xml",
+            )
+        }
         self._meanings: dict[str, str] = {}
         self._skeletons: dict[tuple, Skeleton] = {}
         # the same code in every redirect and alert page: rendered once, not per page
         self.script = Markup(self.env.get_template("_target_script.html").render())
 
     def render(self, name: str, **context) -> str:
-        return self.templates[name].render(base=self.base, site_url=self.site_url, script=self.script, **context)
+        return self.templates[name].render(
+            base=self.base, site_url=self.site_url, script=self.script, **context
+        )
 
     def fill(self, name: str, fields: Sequence[str], context: dict, tested: dict) -> str:
         """`name` rendered with `context`, from its skeleton for the outcome `tested`
@@ -203,8 +224,15 @@ class Site:
         skeleton = self._skeletons.get(key)
         if skeleton is None:
             falsy = {n: v for n, v in tested.items() if not v}
-            constants = {"base": self.base, "site_url": self.site_url, "script": self.script, **falsy}
-            skeleton = self._skeletons[key] = Skeleton(self.templates[name], [f for f in fields if f not in falsy], constants)
+            constants = {
+                "base": self.base,
+                "site_url": self.site_url,
+                "script": self.script,
+                **falsy,
+            }
+            skeleton = self._skeletons[key] = Skeleton(
+                self.templates[name], [f for f in fields if f not in falsy], constants
+            )
         return skeleton.fill(context)
 
     def meaning(self, modifier: str) -> str:
@@ -241,10 +269,18 @@ def target_page(site: Site, target) -> str:
         return site.fill("redirect.html", _TARGET_FIELDS, context, {"modifier": target.modifier})
     alert_title, explanation = ALERT_TEXTS[resolution.alert]
     context.update(
-        alert=resolution.alert, alert_title=alert_title, explanation=explanation,
-        message=resolution.message, chain=" → ".join(resolution.chain),
+        alert=resolution.alert,
+        alert_title=alert_title,
+        explanation=explanation,
+        message=resolution.message,
+        chain=" → ".join(resolution.chain),
     )
-    return site.fill("alert.html", _ALERT_FIELDS, context, {"chain": context["chain"], "archive": resolution.archive})
+    return site.fill(
+        "alert.html",
+        _ALERT_FIELDS,
+        context,
+        {"chain": context["chain"], "archive": resolution.archive},
+    )
 
 
 def _file_list(site: Site, writer, item, urls: dict, common: dict) -> int:
@@ -252,20 +288,41 @@ def _file_list(site: Site, writer, item, urls: dict, common: dict) -> int:
     if relative is None:
         return 0  # the Archive lists files elsewhere (its file-list-url)
     files = sorted(urls.get("files", {}).items())
-    text = site.render("filelist.html", files=files, target=(item.target or "").partition("?")[0], canonical=urls["list"], **common)
+    text = site.render(
+        "filelist.html",
+        files=files,
+        target=(item.target or "").partition("?")[0],
+        canonical=urls["list"],
+        **common,
+    )
     return int(writer.write(relative, text))
 
 
 def _metadata(site: Site, writer, item, urls: dict, common: dict) -> int:
     written = 0
-    forms = [persistent_url(site.site_url, ibi.text) for ibi in (item.repository, item.ibip) if ibi is not None]
+    forms = [
+        persistent_url(site.site_url, ibi.text)
+        for ibi in (item.repository, item.ibip)
+        if ibi is not None
+    ]
     html = site_file(site.site_url, urls.get("metadata"))
     if html is not None:
         elements = [(key, list(values)) for key, values in item.dublin_core]
-        written += writer.write(html, site.render("metadata.html", elements=elements, forms=forms, canonical=urls["metadata"], **common))
+        written += writer.write(
+            html,
+            site.render(
+                "metadata.html",
+                elements=elements,
+                forms=forms,
+                canonical=urls["metadata"],
+                **common,
+            ),
+        )
     xml = site_file(site.site_url, urls.get("oai_dc"))
     if xml is not None:
-        written += writer.write(xml, site.render("oai_dc.xml", elements=oai_dc_elements(item.dublin_core)))
+        written += writer.write(
+            xml, site.render("oai_dc.xml", elements=oai_dc_elements(item.dublin_core))
+        )
     return written
 
 
@@ -275,11 +332,18 @@ def landing(site: Site, loaded, published: Sequence) -> str:
     for item in loaded.holdings.all_items():
         counts[item.archive][item.state] += 1
         keys.update(item.keys())
-    archives = [{"name": info.name, "address": info.address, "counts": counts[info.name]} for info in loaded.infos]
+    archives = [
+        {"name": info.name, "address": info.address, "counts": counts[info.name]}
+        for info in loaded.infos
+    ]
     example = next((t.ibi for t in published if t.url is not None), None)
     return site.render(
-        "landing.html", archives=archives, states=("Original", "Copy", "Deleted"),
-        items=sum(sum(c.values()) for c in counts.values()), keys=len(keys), urls=len(published),
+        "landing.html",
+        archives=archives,
+        states=("Original", "Copy", "Deleted"),
+        items=sum(sum(c.values()) for c in counts.values()),
+        keys=len(keys),
+        urls=len(published),
         example=persistent_url(site.site_url, example + "!:(oai_dc)") if example else None,
     )
 
@@ -290,7 +354,7 @@ def sitemaps(site: Site, published: Sequence, writer, limit: int) -> int:
     urls = [persistent_url(site.site_url, t.path) for t in published if t.url is not None]
     if len(urls) <= limit:
         return int(writer.write("sitemap.xml", site.render("sitemap.xml", urls=urls)))
-    parts = [urls[start:start + limit] for start in range(0, len(urls), limit)]
+    parts = [urls[start : start + limit] for start in range(0, len(urls), limit)]
     names = [f"sitemaps/{number}.xml" for number in range(1, len(parts) + 1)]
     for name, part in zip(names, parts):
         writer.write(name, site.render("sitemap.xml", urls=part))
@@ -345,5 +409,8 @@ def item_pages(site: Site, writer, item, urls: dict) -> None:
 
 def special_pages(site: Site, loaded, published: Sequence, writer) -> None:
     """404.html and the landing page, given every PublishedUrl."""
-    writer.write("404.html", site.render("404.html", config=script_json({"base": site.base, "site": site.site_url})))
+    writer.write(
+        "404.html",
+        site.render("404.html", config=script_json({"base": site.base, "site": site.site_url})),
+    )
     writer.write("index.html", landing(site, loaded, published))

@@ -54,7 +54,10 @@ def plan_build(loaded: LoadedArchives, last: State | None) -> Plan:
     if loaded.touched is not None:  # watch: only these repositories were read again
         items = _patched_items(loaded, old)
         candidates = loaded.touched
-        key_count = last.key_count + sum(len(_index_keys(items.get(k, ()))) - len(_index_keys(old.get(k, ()))) for k in candidates)
+        key_count = last.key_count + sum(
+            len(_index_keys(items.get(k, ()))) - len(_index_keys(old.get(k, ())))
+            for k in candidates
+        )
     else:
         items = holdings_by_key(loaded)
         candidates = items.keys() | old.keys()
@@ -63,7 +66,11 @@ def plan_build(loaded: LoadedArchives, last: State | None) -> Plan:
         return _full_plan(loaded)  # the shard layout changes: rewrite everything
     changed = {k for k in candidates if not _same_holdings(items.get(k), old.get(k))}
     reverse = patched_references(last.reverse, old, items, changed)
-    affected = _affected(changed, reverse, lambda key: _index_keys(items.get(key, ())) | _index_keys(old.get(key, ())))
+    affected = _affected(
+        changed,
+        reverse,
+        lambda key: _index_keys(items.get(key, ())) | _index_keys(old.get(key, ())),
+    )
     return Plan(False, items, frozenset(changed), frozenset(affected), reverse, key_count)
 
 
@@ -84,7 +91,8 @@ def _held(loaded: LoadedArchives, key: str) -> tuple:
     """((item, files), ...) of the repository `key` over the Archives, in order."""
     holdings = loaded.holdings
     return tuple(
-        (item, item.files) for info in holdings.archives
+        (item, item.files)
+        for info in holdings.archives
         if (item := holdings.by_archive[info.name].get(key)) is not None and item.key == key
     )
 
@@ -110,7 +118,9 @@ def _same_holdings(held: tuple | None, other: tuple | None) -> bool:
     """Equal items, spelled alike on disk: a repository name's equality ignores case, but
     its pages and file URLs do not (a case variant that takes over a withdrawn holder's
     IBI changes them)."""
-    return held == other and [item.repository.text for item, _ in held or ()] == [item.repository.text for item, _ in other or ()]
+    return held == other and [item.repository.text for item, _ in held or ()] == [
+        item.repository.text for item, _ in other or ()
+    ]
 
 
 def _index_keys(held: tuple) -> set[str]:
@@ -140,7 +150,12 @@ def _references(items: dict[str, tuple]) -> dict[str, frozenset[str]]:
     return {named: frozenset(keys) for named, keys in reverse.items()}
 
 
-def patched_references(reverse: dict[str, frozenset[str]], old: dict[str, tuple], new: dict[str, tuple], keys: Iterable[str]) -> dict[str, frozenset[str]]:
+def patched_references(
+    reverse: dict[str, frozenset[str]],
+    old: dict[str, tuple],
+    new: dict[str, tuple],
+    keys: Iterable[str],
+) -> dict[str, frozenset[str]]:
     """`reverse` (of `old`) made that of `new`, where only the repositories `keys` differ."""
     patched = dict(reverse)
     for key in keys:
@@ -154,7 +169,9 @@ def patched_references(reverse: dict[str, frozenset[str]], old: dict[str, tuple]
     return patched
 
 
-def _affected(changed: set[str], reverse: dict[str, frozenset[str]], index_keys: Callable[[str], set[str]]) -> set[str]:
+def _affected(
+    changed: set[str], reverse: dict[str, frozenset[str]], index_keys: Callable[[str], set[str]]
+) -> set[str]:
     """`changed` and every repository that reaches one of them through references
     (`index_keys(repository key)`: the keys a repository is named by, before or after)."""
     affected = set(changed)

@@ -10,10 +10,22 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from ..core.http import FOUND
-from .hostfiles import _EDITED, IBIURL_QUERY, NGINX_SPECIAL, HostRule, _case_folded, _text, apache_key
+from .hostfiles import (
+    _EDITED,
+    IBIURL_QUERY,
+    NGINX_SPECIAL,
+    HostRule,
+    _case_folded,
+    _text,
+    apache_key,
+)
 
 __all__ = [
-    "apache_conf_text", "apache_map_text", "apache_status_text", "nginx_map_text", "nginx_server_text",
+    "apache_conf_text",
+    "apache_map_text",
+    "apache_status_text",
+    "nginx_map_text",
+    "nginx_server_text",
     "nginx_string",
 ]
 
@@ -68,7 +80,12 @@ def _nginx_map_lines(rules: list[HostRule], base: str) -> Iterator[str]:
     for rule in rules:
         if rule.url is not None:
             yield f"    {nginx_string(base + rule.path, False)} {nginx_string(rule.url)};"
-    yield from ["}", "", "# 303 See Other for metadata, 410 Gone for a deleted item; 302 when absent.", "map $uri $ibistatic_status {"]
+    yield from [
+        "}",
+        "",
+        "# 303 See Other for metadata, 410 Gone for a deleted item; 302 when absent.",
+        "map $uri $ibistatic_status {",
+    ]
     for rule in rules:
         if rule.status != FOUND:
             yield f"    {nginx_string(base + rule.path, False)} {rule.status};"
@@ -108,30 +125,35 @@ def nginx_server_text(site_dir: Path, base: str = "/") -> str:
     """The server-level include: real redirects from the maps, 410 with the alert page,
     the pages otherwise, and 404.html (status 404) for everything without a page."""
     root = nginx_string(_document_root(site_dir, base))
-    return "\n".join([
-        f"# nginx server snippet for this site, {_EDITED}.",
-        "# Include inside server { } after including nginx-map.conf inside http { }.",
-        f"# Files are served from {site_dir} (as the build's `output:`); edit the root",
-        "# lines, or rebuild with `output:` there, when the site is deployed elsewhere.",
-        f"error_page 404 {nginx_string(base + '404.html')};",
-        "# a deleted item answers 410 Gone with its alert page; a named location, because",
-        "# the map values are cached and would answer 410 again after a redirect",
-        "error_page 410 @ibistatic_gone;",
-        "location @ibistatic_gone {",
-        f"    root {root};",
-        "    try_files $uri/index.html =410;",
-        "}",
-        f"location ^~ {nginx_string(base + '_ibistatic/', False)} {{ return 404; }}",
-        f"location = {nginx_string(base + '_redirects', False)} {{ return 404; }}",
-        f"location {nginx_string(base, False)} {{",
-        f"    root {root};",
-        "    # only `return` inside `if`: the one use of `if` that is safe in a location",
-        "    if ($ibistatic_303) { return 303 $ibistatic_303; }",
-        "    if ($ibistatic_302) { return 302 $ibistatic_302; }",
-        "    if ($ibistatic_410) { return 410; }",
-        "    try_files $uri $uri/index.html =404;",
-        "}",
-    ]) + "\n"
+    return (
+        "\n".join(
+            [
+                f"# nginx server snippet for this site, {_EDITED}.",
+                "# Include inside server { } after including nginx-map.conf inside http { }.",
+                f"# Files are served from {site_dir} (as the build's `output:`); edit the root",
+                "# lines, or rebuild with `output:` there, when the site is deployed elsewhere.",
+                f"error_page 404 {nginx_string(base + '404.html')};",
+                "# a deleted item answers 410 Gone with its alert page; a named location, because",
+                "# the map values are cached and would answer 410 again after a redirect",
+                "error_page 410 @ibistatic_gone;",
+                "location @ibistatic_gone {",
+                f"    root {root};",
+                "    try_files $uri/index.html =410;",
+                "}",
+                f"location ^~ {nginx_string(base + '_ibistatic/', False)} {{ return 404; }}",
+                f"location = {nginx_string(base + '_redirects', False)} {{ return 404; }}",
+                f"location {nginx_string(base, False)} {{",
+                f"    root {root};",
+                "    # only `return` inside `if`: the one use of `if` that is safe in a location",
+                "    if ($ibistatic_303) { return 303 $ibistatic_303; }",
+                "    if ($ibistatic_302) { return 302 $ibistatic_302; }",
+                "    if ($ibistatic_410) { return 410; }",
+                "    try_files $uri $uri/index.html =404;",
+                "}",
+            ]
+        )
+        + "\n"
+    )
 
 
 def apache_map_text(rules: list[HostRule]) -> str:
@@ -176,44 +198,49 @@ def apache_conf_text(site_dir: Path, base: str = "/") -> str:
     lookup = "${ibilower:${ibiescape:$1}}"
     no_query = "RewriteCond %{QUERY_STRING} !" + IBIURL_QUERY
     redirect = f"${{ibi:{lookup}}}?${{ibi:{lookup}?}}"
-    return "\n".join([
-        f"# Apache snippet for this site, {_EDITED}.",
-        "# Include it inside the <VirtualHost> that serves the site (RewriteMap is not",
-        "# allowed in .htaccess); needs mod_rewrite, Apache 2.4.13 or later.",
-        "# Define IBISTATIC_SITE before the Include when the site is deployed elsewhere.",
-        "<IfDefine !IBISTATIC_SITE>",
-        f"    Define IBISTATIC_SITE {_apache_value(str(site_dir).rstrip('/'))}",
-        "</IfDefine>",
-        "RewriteEngine On",
-        "# Keys are the decoded path ($1) escaped again by int:escape, then folded to",
-        "# lower case: one spelling whatever the client escaped (%21 or !) or its case.",
-        "RewriteMap ibiescape int:escape",
-        "RewriteMap ibilower int:tolower",
-        'RewriteMap ibi "txt:${IBISTATIC_SITE}/_ibistatic/apache-rewritemap.txt"',
-        'RewriteMap ibistatus "txt:${IBISTATIC_SITE}/_ibistatic/apache-status.txt"',
-        "# For large sites build hashed maps once per build, then use dbm: instead of txt:",
-        "#   httxt2dbm -i apache-rewritemap.txt -o apache-rewritemap.dbm",
-        "#   httxt2dbm -i apache-status.txt -o apache-status.dbm",
-        '#   RewriteMap ibi "dbm:${IBISTATIC_SITE}/_ibistatic/apache-rewritemap.dbm"',
-        '#   RewriteMap ibistatus "dbm:${IBISTATIC_SITE}/_ibistatic/apache-status.dbm"',
-        "<IfModule dir_module>",
-        "    DirectoryIndex index.html",
-        "</IfModule>",
-        f"ErrorDocument 404 {base}404.html",
-        "# a deleted item answers 410 Gone with its alert page",
-        f"ErrorDocument 410 {base}%{{ENV:IBISTATIC_GONE}}/index.html",
-        f"RewriteRule ^{re.escape(base)}(_ibistatic/|_redirects$) - [R=404,L]",
-        no_query,
-        f"RewriteCond ${{ibistatus:{lookup}}} =410",
-        f"RewriteRule {pattern} - [G,E=IBISTATIC_GONE:${{ibiescape:$1}}]",
-        no_query,
-        f"RewriteCond ${{ibistatus:{lookup}}} =303",
-        f"RewriteCond ${{ibi:{lookup}}} .",
-        f"RewriteRule {pattern} {redirect} [R=303,L,NE]",
-        no_query,
-        f"RewriteCond ${{ibi:{lookup}}} .",
-        f"RewriteRule {pattern} {redirect} [R=302,L,NE]",
-        "# every other page at once, without the 301 to '/' of mod_dir's DirectorySlash",
-        'RewriteCond "${IBISTATIC_SITE}/$1/index.html" -f',
-        f"RewriteRule ^{re.escape(base)}(.*[^/])$ {base}$1/index.html [L]",
-    ]) + "\n"
+    return (
+        "\n".join(
+            [
+                f"# Apache snippet for this site, {_EDITED}.",
+                "# Include it inside the <VirtualHost> that serves the site (RewriteMap is not",
+                "# allowed in .htaccess); needs mod_rewrite, Apache 2.4.13 or later.",
+                "# Define IBISTATIC_SITE before the Include when the site is deployed elsewhere.",
+                "<IfDefine !IBISTATIC_SITE>",
+                f"    Define IBISTATIC_SITE {_apache_value(str(site_dir).rstrip('/'))}",
+                "</IfDefine>",
+                "RewriteEngine On",
+                "# Keys are the decoded path ($1) escaped again by int:escape, then folded to",
+                "# lower case: one spelling whatever the client escaped (%21 or !) or its case.",
+                "RewriteMap ibiescape int:escape",
+                "RewriteMap ibilower int:tolower",
+                'RewriteMap ibi "txt:${IBISTATIC_SITE}/_ibistatic/apache-rewritemap.txt"',
+                'RewriteMap ibistatus "txt:${IBISTATIC_SITE}/_ibistatic/apache-status.txt"',
+                "# For large sites build hashed maps once per build, then use dbm: instead of txt:",
+                "#   httxt2dbm -i apache-rewritemap.txt -o apache-rewritemap.dbm",
+                "#   httxt2dbm -i apache-status.txt -o apache-status.dbm",
+                '#   RewriteMap ibi "dbm:${IBISTATIC_SITE}/_ibistatic/apache-rewritemap.dbm"',
+                '#   RewriteMap ibistatus "dbm:${IBISTATIC_SITE}/_ibistatic/apache-status.dbm"',
+                "<IfModule dir_module>",
+                "    DirectoryIndex index.html",
+                "</IfModule>",
+                f"ErrorDocument 404 {base}404.html",
+                "# a deleted item answers 410 Gone with its alert page",
+                f"ErrorDocument 410 {base}%{{ENV:IBISTATIC_GONE}}/index.html",
+                f"RewriteRule ^{re.escape(base)}(_ibistatic/|_redirects$) - [R=404,L]",
+                no_query,
+                f"RewriteCond ${{ibistatus:{lookup}}} =410",
+                f"RewriteRule {pattern} - [G,E=IBISTATIC_GONE:${{ibiescape:$1}}]",
+                no_query,
+                f"RewriteCond ${{ibistatus:{lookup}}} =303",
+                f"RewriteCond ${{ibi:{lookup}}} .",
+                f"RewriteRule {pattern} {redirect} [R=303,L,NE]",
+                no_query,
+                f"RewriteCond ${{ibi:{lookup}}} .",
+                f"RewriteRule {pattern} {redirect} [R=302,L,NE]",
+                "# every other page at once, without the 301 to '/' of mod_dir's DirectorySlash",
+                'RewriteCond "${IBISTATIC_SITE}/$1/index.html" -f',
+                f"RewriteRule ^{re.escape(base)}(.*[^/])$ {base}$1/index.html [L]",
+            ]
+        )
+        + "\n"
+    )

@@ -34,7 +34,9 @@ class State:
     answers: dict[str, dict]  # repository key -> {index key -> packed precomputed answers}
     digests: dict[str, bytes]  # relative path -> digest of the file's bytes (store.files)
     digits: int = 1
-    item_files: dict[str, list] = field(default_factory=dict)  # repository key -> its file-list/metadata pages
+    item_files: dict[str, list] = field(
+        default_factory=dict
+    )  # repository key -> its file-list/metadata pages
     #: index key named by a reference (next-edition, metadata, translations) -> the
     #: repository keys of the items naming it: who must be rendered again when it changes
     reverse: dict[str, frozenset[str]] = field(default_factory=dict)
@@ -60,8 +62,19 @@ _LARGE_FIELDS = ("items", "published", "records", "answers", "digests", "item_fi
 
 def fingerprint(config: SiteConfig, loaded: LoadedArchives) -> tuple:
     """What must be the same for an update to give what a full build gives."""
-    templates = sorted((str(p.relative_to(pages.SITE_SRC)), p.stat().st_mtime_ns) for p in pages.SITE_SRC.rglob("*") if p.is_file())
-    return (STATE_VERSION, config.site_url, str(config.output), config.modifiers, tuple(loaded.infos), tuple(templates))
+    templates = sorted(
+        (str(p.relative_to(pages.SITE_SRC)), p.stat().st_mtime_ns)
+        for p in pages.SITE_SRC.rglob("*")
+        if p.is_file()
+    )
+    return (
+        STATE_VERSION,
+        config.site_url,
+        str(config.output),
+        config.modifiers,
+        tuple(loaded.infos),
+        tuple(templates),
+    )
 
 
 def save_state(path: Path, state: State) -> str | None:
@@ -69,7 +82,12 @@ def save_state(path: Path, state: State) -> str | None:
     one in chunks; returns a warning when it cannot be saved (the next build is full)."""
     small = {f.name: getattr(state, f.name) for f in fields(state) if f.name not in _LARGE_FIELDS}
     try:
-        save_sealed(path, "build state", (STATE_VERSION, small), [getattr(state, name) for name in _LARGE_FIELDS])
+        save_sealed(
+            path,
+            "build state",
+            (STATE_VERSION, small),
+            [getattr(state, name) for name in _LARGE_FIELDS],
+        )
     except (Untrusted, OSError) as why:
         return f"build state {path} not saved: {why}; the next build is a full one"
     return None

@@ -17,7 +17,17 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["File", "Tree", "Notice", "Files", "digest", "pack", "unpack", "write_new", "DIGEST_SIZE"]
+__all__ = [
+    "File",
+    "Tree",
+    "Notice",
+    "Files",
+    "digest",
+    "pack",
+    "unpack",
+    "write_new",
+    "DIGEST_SIZE",
+]
 
 DIGEST_SIZE = 16
 
@@ -164,13 +174,14 @@ def _make_directory(directory: str) -> None:
 
 def write_new(path: str, data: bytes) -> None:
     """Write a file with the fewest system calls (no buffered file object)."""
-    handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)  # as open() does, less the umask
+    handle = os.open(
+        path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666
+    )  # as open() does, less the umask
     try:
         view = memoryview(data)
         while view:
-            view = view[os.write(handle, view):]
+            view = view[os.write(handle, view) :]
     except OSError as error:  # os.write names no file: name it for the message
         raise OSError(error.errno, error.strerror, path) from None
     finally:
         os.close(handle)
-

@@ -93,7 +93,9 @@ class SpareGeneration:
     def _level(self) -> None:
         live, spare, behind = self.live.generation, self.live.spare, self.live.behind
         reuse = bool(spare) and behind is not None and (self.folder / spare).is_dir()
-        clean_folder(self.folder, {live, spare} if reuse else {live})  # also a work tree left by a failure
+        clean_folder(
+            self.folder, {live, spare} if reuse else {live}
+        )  # also a work tree left by a failure
         if reuse:
             os.rename(self.folder / spare, self.work)
             sync_paths(self.folder / live, self.work, behind)
@@ -163,5 +165,7 @@ class publishing:
         if os.path.lexists(self.work):
             discard(self.work)
         where = f" ({error.filename})" if error.filename else ""
-        raise PublishError(f"cannot publish {self.output}: {error.strerror or error}{where}; "
-                           "the published site is unchanged") from None
+        raise PublishError(
+            f"cannot publish {self.output}: {error.strerror or error}{where}; "
+            "the published site is unchanged"
+        ) from None

@@ -24,7 +24,14 @@ from pathlib import Path
 from ..config import SiteConfig
 from ..errors import OutputError
 
-__all__ = ["MARKER", "MARKER_TEXT", "check_output", "generations", "live_generation", "write_marker"]
+__all__ = [
+    "MARKER",
+    "MARKER_TEXT",
+    "check_output",
+    "generations",
+    "live_generation",
+    "write_marker",
+]
 
 #: in every published tree: tells a site ibistatic may replace from someone else's folder
 MARKER = "_ibistatic/ibistatic-site.txt"
@@ -71,8 +78,10 @@ def _refusal(config: SiteConfig) -> str | None:
 def _kind_refusal(output: Path) -> str | None:
     if output.is_symlink():
         if live_generation(output) is None:
-            return (f"it is a symbolic link ibistatic did not make (to {os.readlink(output)}); "
-                    f"expected a link into {generations(output).name}/")
+            return (
+                f"it is a symbolic link ibistatic did not make (to {os.readlink(output)}); "
+                f"expected a link into {generations(output).name}/"
+            )
         return None
     if output.exists() and not output.is_dir():
         return "it is a file, not a folder; expected a new folder or a site ibistatic published"
@@ -91,7 +100,9 @@ def _inputs_refusal(config: SiteConfig, output: Path) -> str | None:
         if _within(output, archive):
             return f"it is inside the Archive {archive}"
     if config.cache is not None and _within(config.cache, output):
-        return f"it contains the cache folder {config.cache}; caches live outside the published site"
+        return (
+            f"it contains the cache folder {config.cache}; caches live outside the published site"
+        )
     return None
 
 
@@ -103,8 +114,10 @@ def _content_refusal(output: Path) -> str | None:
     with os.scandir(output) as entries:
         if next(entries, None) is None:
             return None
-    return (f"it is a folder that ibistatic did not publish (it is not empty and has no {MARKER}); "
-            "remove it or choose another --output")
+    return (
+        f"it is a folder that ibistatic did not publish (it is not empty and has no {MARKER}); "
+        "remove it or choose another --output"
+    )
 
 
 def _legacy_site(output: Path) -> bool:

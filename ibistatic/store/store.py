@@ -31,7 +31,9 @@ Result = TypeVar("Result")
 class Store:
     """Where one build writes its files (see the module's docstring)."""
 
-    def __init__(self, output: Path, generation: NewGeneration | SpareGeneration, digests: dict[str, bytes]) -> None:
+    def __init__(
+        self, output: Path, generation: NewGeneration | SpareGeneration, digests: dict[str, bytes]
+    ) -> None:
         self.generation = generation
         self.files = Files(digests, generation.direct)
         self.trees: list[Tree] = []
@@ -80,7 +82,12 @@ class Store:
         """Files written so far (every file of a full build)."""
         return self.files.written
 
-    def render(self, keys: list[str], work: Callable[[list[str], Files, Callable[[], None]], Result], progress) -> Iterator[Result]:
+    def render(
+        self,
+        keys: list[str],
+        work: Callable[[list[str], Files, Callable[[], None]], Result],
+        progress,
+    ) -> Iterator[Result]:
         """`work(keys, files, tick)` over `keys`: in forked processes when there are many
         and the files go straight to disk, else here; `tick()` once per key done.  Yields
         each worker's result in turn (one at a time in memory)."""
@@ -92,7 +99,7 @@ class Store:
 
         def share_of(share: int, done) -> tuple:
             files = Files({}, direct)
-            result = work(keys[share::forked.WORKERS], files, lambda: forked.count(done, 1))
+            result = work(keys[share :: forked.WORKERS], files, lambda: forked.count(done, 1))
             return result, files.digests, files.written
 
         for result, digests, written in forked.run_shares(share_of, progress.update):

@@ -25,8 +25,16 @@ import time
 from pathlib import Path
 
 __all__ = [
-    "exchange", "publish_tree", "staging_path", "point", "clone_tree", "sync_paths", "remove_file",
-    "clean_folder", "discard", "link_over",
+    "exchange",
+    "publish_tree",
+    "staging_path",
+    "point",
+    "clone_tree",
+    "sync_paths",
+    "remove_file",
+    "clean_folder",
+    "discard",
+    "link_over",
 ]
 
 _AT_FDCWD = -100
@@ -94,7 +102,7 @@ def clone_tree(source: Path, destination: Path) -> int:
     os.mkdir(destination)
     count = 0
     for folder, subfolders, files in os.walk(source):
-        target = destination + folder[len(source):]
+        target = destination + folder[len(source) :]
         for name in subfolders:
             os.mkdir(os.path.join(target, name))
         for name in files:
@@ -185,8 +193,13 @@ def discard(path: Path) -> None:
         _remove_any(path)
         return
     try:
-        subprocess.Popen([remover, "-rf", "--", os.fspath(path)], start_new_session=True,
-                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        subprocess.Popen(
+            [remover, "-rf", "--", os.fspath(path)],
+            start_new_session=True,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
     except OSError:
         _remove_any(path)
 

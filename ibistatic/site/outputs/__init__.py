@@ -20,9 +20,27 @@ from ...store.files import File, Notice, Tree
 from ..pages import Site
 from ..plan import Plan
 from ..state import State
-from . import assets, catalog, host_files, index_files, item_pages, redirect_pages, site_pages, sitemap
+from . import (
+    assets,
+    catalog,
+    host_files,
+    index_files,
+    item_pages,
+    redirect_pages,
+    site_pages,
+    sitemap,
+)
 
-__all__ = ["Output", "ItemContext", "SiteContext", "ITEM_OUTPUTS", "SITE_OUTPUTS", "File", "Tree", "Notice"]
+__all__ = [
+    "Output",
+    "ItemContext",
+    "SiteContext",
+    "ITEM_OUTPUTS",
+    "SITE_OUTPUTS",
+    "File",
+    "Tree",
+    "Notice",
+]
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,9 @@ class RedirectPages:
     def files(self, plan, context) -> Iterator[File]:
         for key, targets in context.targets.items():
             for target in targets:
-                yield File(target.path + "/index.html", pages.target_page(context.site, target), owner=key)
+                yield File(
+                    target.path + "/index.html", pages.target_page(context.site, target), owner=key
+                )
 
 
 OUTPUT = RedirectPages()
