@@ -130,7 +130,7 @@ def _iso(seconds: int) -> str:
 
 
 def _ibip_suffix(number: int) -> str:
-    """Base-27 digits of the IBIp alphabet (ibi-spec.md §2.4, Table 7.6)."""
+    """Base-27 digits of the IBIp alphabet (identification system, Table 7.6)."""
     digits = []
     while True:
         number, digit = divmod(number, 27)

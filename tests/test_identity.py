@@ -462,7 +462,9 @@ def test_the_cli_reports_the_kept_item(project):
         text=True,
         env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)},
     )
-    assert run.returncode == 1, run.stderr  # it reported an error (docs/cli/index.md), though nothing was lost
+    assert run.returncode == 1, (
+        run.stderr
+    )  # it reported an error (docs/cli/index.md), though nothing was lost
     assert (
         f"error: mtc-m16c: {HOLDER_PATH}: state: 'Orignal'; expected one of Original, Copy, Deleted\n{NOTE}\n"
         in run.stderr
