@@ -22,7 +22,7 @@ from ibistatic.core.facts import COUNTRIES, LANGUAGES, URL_SHAPES, browser_facts
 from ibistatic.core.relations import compositions, modifier_text
 from ibistatic.errors import IbiSyntaxError
 from ibistatic.resolver import Resolver
-from ibistatic.site.pages import facts_script
+from ibistatic.site.assets import facts_script
 from node_resolver import NODE, node_answers
 from site_helpers import build
 

@@ -22,12 +22,12 @@ from ibistatic.archive.load import load_archives
 from ibistatic.config import load_config
 from ibistatic.errors import IbistaticError
 from ibistatic.resolver import Resolver
+from ibistatic.site.assets import facts_script
 from ibistatic.site.pages import (
     DC_ELEMENTS,
     SITE_SRC,
     base_path,
     check_relative,
-    facts_script,
     oai_dc_elements,
     persistent_url,
     script_json,
@@ -203,8 +203,7 @@ GOLDEN_LAST_EDITION = """<!DOCTYPE html>
 <main id="ibistatic" data-state="redirect">
 <div id="ibistatic-result">
 <h1>Reference Model for an Open Archival Information System (OAIS)</h1>
-<p id="ibistatic-message">The persistent URL <a "
-      "href="http://ibi.example.org/8JMKD3MGP8W/35MMLL8!">http://ibi.example.org/8JMKD3MGP8W/35MMLL8!</a> (last edition) leads to
+<p id="ibistatic-message">The persistent URL <a href="http://ibi.example.org/8JMKD3MGP8W/35MMLL8!">http://ibi.example.org/8JMKD3MGP8W/35MMLL8!</a> (last edition) leads to
 <a href="http://mtc-m16c.sid.inpe.br/col/sid.inpe.br/mtc-m18/2012/07.12.18.08/doc/CCSDS%20650.0-M-2.pdf">http://mtc-m16c.sid.inpe.br/col/sid.inpe.br/mtc-m18/2012/07.12.18.08/doc/CCSDS%20650.0-M-2.pdf</a>.</p>
 <dl>
 <dt>IBI</dt><dd>8JMKD3MGP8W/35MMLL8</dd>

@@ -20,9 +20,7 @@ bytes jinja2 renders, about ten times faster.
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
@@ -34,7 +32,7 @@ from markupsafe import Markup, escape
 
 import ibistatic
 
-from ..core.facts import ALERT_TEXTS, DC_ELEMENTS, URL_PATH_SAFE, browser_facts
+from ..core.facts import ALERT_TEXTS, DC_ELEMENTS, URL_PATH_SAFE
 from ..core.relations import describe_relation, parse_modifier
 from ..errors import IbistaticError
 
@@ -51,8 +49,6 @@ __all__ = [
     "landing",
     "sitemaps",
     "site_file",
-    "copy_assets",
-    "facts_script",
     "script_json",
     "persistent_url",
     "base_path",
@@ -361,37 +357,6 @@ def sitemaps(site: Site, published: Sequence, writer, limit: int) -> int:
     index = [site.site_url + name for name in names]
     writer.write("sitemap.xml", site.render("sitemap_index.xml", urls=index))
     return len(parts) + 1
-
-
-#: the standard's tables for the in-browser resolver, written at build time
-FACTS_ASSET = "facts.js"
-
-
-def facts_script() -> str:
-    """``assets/facts.js``: :func:`..core.facts.browser_facts` as a script that sets
-    ``ibistaticFacts`` (in a page) or is a module (under node)."""
-    facts = json.dumps(browser_facts(), ensure_ascii=True, sort_keys=True, indent=1)
-    return (
-        "/* ibistatic: the standard's facts for resolve.js, generated from\n"
-        " * ibistatic/core/facts.py by the build: do not edit. */\n"
-        f"(function (root) {{\n  var facts = {facts};\n"
-        "  root.ibistaticFacts = facts;\n"
-        '  if (typeof module !== "undefined" && module.exports) module.exports = facts;\n'
-        '})(typeof window !== "undefined" ? window : globalThis);\n'
-    )
-
-
-def copy_assets(out: Path) -> None:
-    """The static assets of site_src/assets, and the generated facts.js beside them."""
-    (out / "assets").mkdir(parents=True, exist_ok=True)
-    (out / "assets" / FACTS_ASSET).write_text(facts_script(), encoding="utf-8")
-    source = SITE_SRC / "assets"
-    for directory, subdirectories, files in os.walk(source):
-        subdirectories.sort()
-        relative = Path(directory).relative_to(source)
-        (out / "assets" / relative).mkdir(parents=True, exist_ok=True)
-        for name in sorted(files):
-            shutil.copyfile(Path(directory) / name, out / "assets" / relative / name)
 
 
 def item_pages(site: Site, writer, item, urls: dict) -> None:

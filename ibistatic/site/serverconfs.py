@@ -194,53 +194,59 @@ def _apache_value(text: str) -> str:
 def apache_conf_text(site_dir: Path, base: str = "/") -> str:
     """The Apache snippet, to include in the <VirtualHost> whose DocumentRoot (or Alias
     for `base`) is the site."""
+    return "\n".join([*_apache_maps(site_dir), *_apache_rules(base)]) + "\n"
+
+
+def _apache_maps(site_dir: Path) -> list[str]:
+    """The snippet's head: where the site is, and the rewrite maps of its host files."""
+    return [
+        f"# Apache snippet for this site, {_EDITED}.",
+        "# Include it inside the <VirtualHost> that serves the site (RewriteMap is not",
+        "# allowed in .htaccess); needs mod_rewrite, Apache 2.4.13 or later.",
+        "# Define IBISTATIC_SITE before the Include when the site is deployed elsewhere.",
+        "<IfDefine !IBISTATIC_SITE>",
+        f"    Define IBISTATIC_SITE {_apache_value(str(site_dir).rstrip('/'))}",
+        "</IfDefine>",
+        "RewriteEngine On",
+        "# Keys are the decoded path ($1) escaped again by int:escape, then folded to",
+        "# lower case: one spelling whatever the client escaped (%21 or !) or its case.",
+        "RewriteMap ibiescape int:escape",
+        "RewriteMap ibilower int:tolower",
+        'RewriteMap ibi "txt:${IBISTATIC_SITE}/_ibistatic/apache-rewritemap.txt"',
+        'RewriteMap ibistatus "txt:${IBISTATIC_SITE}/_ibistatic/apache-status.txt"',
+        "# For large sites build hashed maps once per build, then use dbm: instead of txt:",
+        "#   httxt2dbm -i apache-rewritemap.txt -o apache-rewritemap.dbm",
+        "#   httxt2dbm -i apache-status.txt -o apache-status.dbm",
+        '#   RewriteMap ibi "dbm:${IBISTATIC_SITE}/_ibistatic/apache-rewritemap.dbm"',
+        '#   RewriteMap ibistatus "dbm:${IBISTATIC_SITE}/_ibistatic/apache-status.dbm"',
+        "<IfModule dir_module>",
+        "    DirectoryIndex index.html",
+        "</IfModule>",
+    ]
+
+
+def _apache_rules(base: str) -> list[str]:
+    """The snippet's rules: 410 for deleted items, 303 and 302 redirects, pages at once."""
     pattern = "^" + re.escape(base) + "(.*)$"
     lookup = "${ibilower:${ibiescape:$1}}"
     no_query = "RewriteCond %{QUERY_STRING} !" + IBIURL_QUERY
     redirect = f"${{ibi:{lookup}}}?${{ibi:{lookup}?}}"
-    return (
-        "\n".join(
-            [
-                f"# Apache snippet for this site, {_EDITED}.",
-                "# Include it inside the <VirtualHost> that serves the site (RewriteMap is not",
-                "# allowed in .htaccess); needs mod_rewrite, Apache 2.4.13 or later.",
-                "# Define IBISTATIC_SITE before the Include when the site is deployed elsewhere.",
-                "<IfDefine !IBISTATIC_SITE>",
-                f"    Define IBISTATIC_SITE {_apache_value(str(site_dir).rstrip('/'))}",
-                "</IfDefine>",
-                "RewriteEngine On",
-                "# Keys are the decoded path ($1) escaped again by int:escape, then folded to",
-                "# lower case: one spelling whatever the client escaped (%21 or !) or its case.",
-                "RewriteMap ibiescape int:escape",
-                "RewriteMap ibilower int:tolower",
-                'RewriteMap ibi "txt:${IBISTATIC_SITE}/_ibistatic/apache-rewritemap.txt"',
-                'RewriteMap ibistatus "txt:${IBISTATIC_SITE}/_ibistatic/apache-status.txt"',
-                "# For large sites build hashed maps once per build, then use dbm: instead of txt:",
-                "#   httxt2dbm -i apache-rewritemap.txt -o apache-rewritemap.dbm",
-                "#   httxt2dbm -i apache-status.txt -o apache-status.dbm",
-                '#   RewriteMap ibi "dbm:${IBISTATIC_SITE}/_ibistatic/apache-rewritemap.dbm"',
-                '#   RewriteMap ibistatus "dbm:${IBISTATIC_SITE}/_ibistatic/apache-status.dbm"',
-                "<IfModule dir_module>",
-                "    DirectoryIndex index.html",
-                "</IfModule>",
-                f"ErrorDocument 404 {base}404.html",
-                "# a deleted item answers 410 Gone with its alert page",
-                f"ErrorDocument 410 {base}%{{ENV:IBISTATIC_GONE}}/index.html",
-                f"RewriteRule ^{re.escape(base)}(_ibistatic/|_redirects$) - [R=404,L]",
-                no_query,
-                f"RewriteCond ${{ibistatus:{lookup}}} =410",
-                f"RewriteRule {pattern} - [G,E=IBISTATIC_GONE:${{ibiescape:$1}}]",
-                no_query,
-                f"RewriteCond ${{ibistatus:{lookup}}} =303",
-                f"RewriteCond ${{ibi:{lookup}}} .",
-                f"RewriteRule {pattern} {redirect} [R=303,L,NE]",
-                no_query,
-                f"RewriteCond ${{ibi:{lookup}}} .",
-                f"RewriteRule {pattern} {redirect} [R=302,L,NE]",
-                "# every other page at once, without the 301 to '/' of mod_dir's DirectorySlash",
-                'RewriteCond "${IBISTATIC_SITE}/$1/index.html" -f',
-                f"RewriteRule ^{re.escape(base)}(.*[^/])$ {base}$1/index.html [L]",
-            ]
-        )
-        + "\n"
-    )
+    return [
+        f"ErrorDocument 404 {base}404.html",
+        "# a deleted item answers 410 Gone with its alert page",
+        f"ErrorDocument 410 {base}%{{ENV:IBISTATIC_GONE}}/index.html",
+        f"RewriteRule ^{re.escape(base)}(_ibistatic/|_redirects$) - [R=404,L]",
+        no_query,
+        f"RewriteCond ${{ibistatus:{lookup}}} =410",
+        f"RewriteRule {pattern} - [G,E=IBISTATIC_GONE:${{ibiescape:$1}}]",
+        no_query,
+        f"RewriteCond ${{ibistatus:{lookup}}} =303",
+        f"RewriteCond ${{ibi:{lookup}}} .",
+        f"RewriteRule {pattern} {redirect} [R=303,L,NE]",
+        no_query,
+        f"RewriteCond ${{ibi:{lookup}}} .",
+        f"RewriteRule {pattern} {redirect} [R=302,L,NE]",
+        "# every other page at once, without the 301 to '/' of mod_dir's DirectorySlash",
+        'RewriteCond "${IBISTATIC_SITE}/$1/index.html" -f',
+        f"RewriteRule ^{re.escape(base)}(.*[^/])$ {base}$1/index.html [L]",
+    ]

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ...store.files import Tree
-from .. import pages
+from ..assets import copy_assets
 
 
 class Assets:
@@ -21,7 +21,7 @@ class Assets:
 
 
 def _copy(folder: Path) -> None:
-    pages.copy_assets(folder.parent)  # copy_assets makes <site>/assets
+    copy_assets(folder.parent)  # copy_assets makes <site>/assets
 
 
 OUTPUT = Assets()
