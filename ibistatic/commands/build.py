@@ -5,6 +5,8 @@ from __future__ import annotations
 import sys
 from collections import Counter
 
+from . import add_site_options
+
 #: lines printed of one kind of warning; the rest are counted in one summary line
 ALIKE_WARNINGS = 20
 
@@ -17,14 +19,7 @@ def add_parser(subparsers) -> None:
         "--config and no ibistatic.yaml in the current directory, publishes the bundled "
         "ibistatic/sample_archive/ into ./site. Exits 1 when an error was reported.",
     )
-    parser.add_argument(
-        "--config",
-        metavar="FILE",
-        help="the site configuration (default: ./ibistatic.yaml, else the bundled sample)",
-    )
-    parser.add_argument(
-        "--output", metavar="DIR", help="where to publish (default: the configuration's output)"
-    )
+    add_site_options(parser)
     parser.add_argument(
         "--strict",
         action="store_true",

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import sys
 
+from . import add_site_options
+
 
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
@@ -13,14 +15,7 @@ def add_parser(subparsers) -> None:
         "when files change. Invalid descriptors are reported and their items keep their last "
         "good published state. Ctrl-C stops.",
     )
-    parser.add_argument(
-        "--config",
-        metavar="FILE",
-        help="the site configuration (default: ./ibistatic.yaml, else the bundled sample)",
-    )
-    parser.add_argument(
-        "--output", metavar="DIR", help="where to publish (default: the configuration's output)"
-    )
+    add_site_options(parser)
     parser.add_argument(
         "--polling",
         action="store_true",
