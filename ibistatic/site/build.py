@@ -311,8 +311,8 @@ class Publisher:
         the cache folder, so it holds across restarts); None before a first build."""
         if self.state is None:
             self.state = self._read_state()
-        if self.state is None or self.state.fingerprint[2] != str(self.config.output):
-            return None  # fingerprint[2]: the output it was published to
+        if self.state is None or self.state.output != str(self.config.output):
+            return None  # a state of another output
         return self.state
 
     def _read_state(self) -> State | None:

@@ -84,7 +84,6 @@ def fold_facts(loaded: LoadedArchives, state: State, plan: Plan, facts: Facts) -
     _fold_records(loaded, state, plan.changed, facts.records, touched)
     _fold_answers(state, plan.affected, facts.answers, touched)
     state.items, state.reverse, state.key_count = plan.items, plan.reverse, plan.key_count
-    state.infos = tuple(loaded.infos)
     return touched
 
 

@@ -19,7 +19,7 @@ from . import pages
 
 __all__ = ["State", "STATE_VERSION", "fingerprint", "load_state", "save_state"]
 
-STATE_VERSION = 9
+STATE_VERSION = 10
 
 
 @dataclass
@@ -49,8 +49,17 @@ class State:
     spare: str = ""  # the other generation, the tree of the build before; "" if none
     #: the paths where the spare differs from the live generation (None: not known)
     behind: frozenset[str] | None = None
-    #: the Archives published (archive.yaml validated): kept when one breaks
-    infos: tuple = ()
+
+    @property
+    def output(self) -> str:
+        """The output this state was published to (part of the fingerprint)."""
+        return self.fingerprint[2]
+
+    @property
+    def infos(self) -> tuple:
+        """The Archives it published (their validated archive.yaml, part of the
+        fingerprint): what is kept of an Archive whose archive.yaml breaks later."""
+        return self.fingerprint[4]
 
     def publication(self) -> Publication:
         return Publication(self.generation, self.spare, self.behind)
