@@ -212,6 +212,7 @@ def _redirects_lines(rules: list[HostRule], base: str) -> Iterator[str]:
 def host_files(config, rules: list[HostRule]) -> Iterator[tuple[str, Iterator[str]]]:
     """(path inside the site, its lines) of each host file, one file at a time and each
     line made when asked: at 100,000 items each file is about 50 MB."""
+    # imported here: serverconfs builds on this module's rules and path spellings
     from .serverconfs import (
         _apache_map_lines,
         _apache_status_lines,
