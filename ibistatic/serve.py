@@ -22,14 +22,12 @@ import threading
 import time
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, HTTPServer
-from urllib.parse import urlsplit
 
 from .core.http import ALERT_STATUS, http_answer
-from .core.identifiers import ibi_key
-from .core.pairlists import decode_query, wire_text
-from .core.properties import archive_response, new_urlkey
+from .core.properties import new_urlkey
 from .errors import IbistaticError
 from .resolver import Resolver
+from .web.service import service_answer
 
 __all__ = ["make_server", "ALERT_STATUS"]
 
@@ -65,7 +63,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self.resolver.reload_if_changed()
         resolver = self.resolver
         target = self.path
-        service = self._service_answer(resolver, target)
+        service = service_answer(resolver.views, target, self.urlkey, self.filtered)
         if service is not None:
             status, text = service
             self._send(
@@ -99,31 +97,6 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(name, value)
         self.send_header("Content-Length", "0")
         self.end_headers()
-
-    def _service_answer(self, resolver: Resolver, target: str) -> tuple[HTTPStatus, str] | None:
-        """(status, text) when `target` is /<service IBI>?servicesubject=..., else None."""
-        parts = urlsplit(target)
-        if "servicesubject=" not in parts.query:
-            return None
-        try:
-            key = ibi_key(parts.path.lstrip("/"))
-        except IbistaticError:
-            return None
-        for view in resolver.views:
-            info = view.info
-            if key in {info.service_ibi.key} | (
-                {info.service_ibip.key} if info.service_ibip else set()
-            ):
-                try:
-                    query = dict(decode_query(parts.query))
-                    return HTTPStatus.OK, wire_text(
-                        archive_response(view, query, self.urlkey, self.filtered)
-                    )
-                except IbistaticError as error:
-                    return HTTPStatus.BAD_REQUEST, "bad service request: " + str(
-                        error
-                    ).splitlines()[0] + "\r\n"
-        return None
 
     def _page(
         self, status: HTTPStatus, title: str, message: str, url: str, body: bool, headers=()
