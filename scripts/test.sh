@@ -23,6 +23,22 @@ if [ ${#need[@]} -gt 0 ]; then
   fi
 fi
 
+# npm packages the tests run (host engines, page checkers) go into .node/ (git-ignored),
+# pinned; installed only when missing. Add one line per package.
+NPM_PACKAGES=(
+)
+if [ ${#NPM_PACKAGES[@]} -gt 0 ] && command -v npm >/dev/null 2>&1; then
+  missing=()
+  for package in "${NPM_PACKAGES[@]}"; do
+    name="${package%@*}"
+    [ -e ".node/node_modules/$name/package.json" ] || missing+=("$package")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "installing npm packages into .node/: ${missing[*]}"
+    npm install --prefix .node --no-save --no-audit --no-fund --loglevel=error "${missing[@]}" >/dev/null
+  fi
+fi
+
 # Style first: a file ruff would reformat, or a lint error, fails the script before pytest runs.
 python3 -m ruff format --check .
 python3 -m ruff check .
