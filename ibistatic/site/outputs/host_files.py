@@ -1,6 +1,5 @@
-"""The host redirect files: ``_redirects`` (Netlify, Cloudflare Pages) and the nginx and
-Apache maps and snippets under ``_ibistatic/`` (ibistatic.site.hostfiles), with a notice
-for each host limit the site exceeds."""
+"""The host redirect files: ``_redirects`` (Netlify, Cloudflare Pages; ibistatic.site.hostfiles),
+with a notice for each host limit the site exceeds."""
 
 from __future__ import annotations
 
