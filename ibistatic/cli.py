@@ -25,6 +25,8 @@ COMMANDS = (
     "deposit",
     "watch",
     "serve",
+    "resolver",
+    "acks",
 )
 
 

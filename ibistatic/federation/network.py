@@ -167,7 +167,7 @@ def _answered(result: Resolution, answers) -> Answered:
     if result.url is None:
         return Answered(result)
     for source, answer in answers:
-        if source.info.name == result.archive and isinstance(source, RemoteArchive):
+        if source.info.name == result.archive and hasattr(source, "acknowledge"):
             return Answered(result, source, answer)
     return Answered(result)
 
