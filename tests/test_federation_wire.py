@@ -197,6 +197,23 @@ def test_a_pair_that_is_no_property_is_refused():
     assert str(caught.value) == "pair 'url.sideways': '.sideways' is not a relation (Table 7.5)"
 
 
+@pytest.mark.parametrize(
+    ("url", "problem"),
+    [
+        ("javascript:alert(1)", "the scheme javascript: (only http: and https: are published)"),
+        ("//evil.example/x", "a protocol-relative URL ('//host': it leaves the site for any host)"),
+        ("/col/x/doc/a.pdf", "no http: or https: scheme"),
+        ("http://a.example/../etc/passwd", "a '.' or '..' segment"),
+    ],
+)
+def test_an_archive_cannot_send_browsers_anywhere(url, problem):
+    with pytest.raises(UsageError) as caught:
+        property_list_of([("archiveaddress", "a"), ("url.lastedition", url)])
+    assert (
+        str(caught.value) == f"pair 'url.lastedition': {url!r} is no URL to redirect to ({problem})"
+    )
+
+
 # --- urlkeys and acknowledgments
 
 

@@ -23,6 +23,7 @@ from ..core.http import http_answer
 from ..core.identifiers import ibi_key
 from ..core.pairlists import decode_query, parse_pairs, wire_text
 from ..errors import IbistaticError
+from ..web.app import target_problem
 from .network import Client, LocalArchive, RemoteArchive, acknowledgment, resolve_over
 from .registry import Registry
 from .wire import (
@@ -106,6 +107,9 @@ class ResolverApp:
         path = scope.get("raw_path") or scope["path"].encode("utf-8")
         path = path.decode("latin-1")
         query = scope.get("query_string", b"").decode("latin-1")
+        problem = target_problem(path + ("?" + query if query else ""))
+        if problem:
+            return _text(HTTPStatus.BAD_REQUEST, f"bad request: {problem}\r\n")
         if path == "/":
             return _text(HTTPStatus.OK, self._about())
         try:

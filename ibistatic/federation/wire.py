@@ -233,6 +233,8 @@ def property_list_of(pairs: Iterable[Pair]) -> PropertyList | None:
                 raise UsageError(f"pair {name!r}: not a property of MONTARLISTADEURL")
             relation = _relation(name, "." + rest if rest else "")
             known = relations.setdefault(relation, {})
+            if head == "url":
+                _check_url(name, _word(name, value))
             known[_ATTRIBUTE.get(head, head)] = value if head == "ibi" else _word(name, value)
     if not seen:
         return None
@@ -247,6 +249,20 @@ def property_list_of(pairs: Iterable[Pair]) -> PropertyList | None:
         for relation, fields in relations.items()
     }
     return PropertyList(**identity, relations=typed, nextedition=nextedition, urlkey=urlkey)
+
+
+def _check_url(name: str, url: str) -> None:
+    """A URL an Archive gives is where browsers will be sent: an absolute http(s) URL
+    with nothing a browser would reinterpret (never ``javascript:``, never ``//host``)."""
+    from urllib.parse import urlsplit
+
+    from ..core.properties import unsafe_url
+
+    problem = unsafe_url(url)
+    if problem is None and urlsplit(url).scheme.lower() not in ("http", "https"):
+        problem = "no http: or https: scheme"
+    if problem is not None:
+        raise UsageError(f"pair {name!r}: {url[:100]!r} is no URL to redirect to ({problem})")
 
 
 def _word(name: str, value) -> str:
