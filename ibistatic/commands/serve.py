@@ -1,4 +1,4 @@
-"""``ibistatic serve``: a loopback resolver with real redirects and the Archive service."""
+"""``ibistatic serve``: the built site and real redirects, the Archive service, over HTTP."""
 
 from __future__ import annotations
 
@@ -8,16 +8,19 @@ import sys
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
         "serve",
-        help="answer persistent URLs with real redirects from a built index (loopback)",
-        description="Serve a built index over HTTP: persistent URLs get 302 (303 for metadata), "
-        "alerts an HTML page with 404, 409 or 410; /<archive service IBI>?servicesubject=... gets "
-        "the Archive-service answers of the standard. Reloads when the index is rebuilt.",
+        help="serve a built site with real redirects and the Archive service (HTTP)",
+        description="Serve a built site over HTTP: its files as a static host would, persistent "
+        "URLs with real redirects (302, 303 for metadata), alerts as pages with 404, 409 or 410, "
+        "and /<archive service IBI>?servicesubject=... with the Archive-service answers of the "
+        "standard. Reloads when the index is rebuilt.",
     )
     parser.add_argument(
-        "--index",
-        metavar="DIR",
+        "site",
+        nargs="?",
+        metavar="SITE",
         help="a built site or its index/ folder (default: the configured output)",
     )
+    parser.add_argument("--index", metavar="DIR", help="the same as SITE (kept for old scripts)")
     parser.add_argument(
         "--bind", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)"
     )
@@ -35,24 +38,33 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
-    from ..serve import make_server
+    from ..errors import IbistaticError, UsageError
+    from ..serve import make_app
+    from ..web.server import run_server
 
-    index = args.index
-    if index is None:
+    if args.site and args.index and args.site != args.index:
+        raise UsageError(
+            f"serve: give the site once (SITE {args.site!r} or --index {args.index!r})"
+        )
+    site = args.site or args.index
+    if site is None:
         from ..config import load_config
 
-        index = str(load_config().output)
-    server = make_server(index, args.bind, args.port, quiet=not args.log, filtered=args.filtered)
-    host, port = server.server_address[:2]
-    print(
-        f"ibistatic serve: resolving from {index} at http://{host}:{port}/ (Ctrl-C stops)",
-        file=sys.stderr,
-        flush=True,
-    )
+        site = str(load_config().output)
+    app = make_app(site, filtered=args.filtered)
+
+    def started(host: str, port: int) -> None:
+        shown = f"[{host}]" if ":" in host else host
+        print(
+            f"ibistatic serve: resolving from {site} at http://{shown}:{port}/ (Ctrl-C stops)",
+            file=sys.stderr,
+            flush=True,
+        )
+
     try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.server_close()
+        run_server(app, args.bind, args.port, on_started=started, access_log=args.log)
+    except OSError as error:
+        raise IbistaticError(
+            f"serve: cannot listen on {args.bind} port {args.port}: {error.strerror or error}"
+        ) from None
     return 0

@@ -7,8 +7,10 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from ..errors import IbistaticError
+from ..lru import LruCache
 from .sharding import FORMAT, VERSION, shard_name
 
 __all__ = ["Index", "IndexArchiveView", "IndexUnavailable", "find_index_dir"]
@@ -30,7 +32,18 @@ def find_index_dir(path: Path | str) -> Path:
 
 
 class Index:
-    def __init__(self, path: Path | str) -> None:
+    """An index opened for lookups.  Shards are read when first asked for and kept in a
+    least-recently-used cache bounded by their JSON bytes (a shard holds several times
+    its file size in memory), so a server over a large index stays within its memory."""
+
+    #: the JSON bytes of the shards kept loaded (answers/ and shards/ together)
+    SHARD_BYTES = 256 * 1024 * 1024
+    #: shards kept at most, whatever their size
+    SHARD_ENTRIES = 65536
+    #: items each Archive view keeps decoded
+    ITEM_ENTRIES = 65536
+
+    def __init__(self, path: Path | str, *, shard_bytes: int | None = None) -> None:
         self.path = find_index_dir(path)
         manifest_path = self.path / "manifest.json"
         with open(manifest_path, "rb") as handle:
@@ -43,7 +56,10 @@ class Index:
             )
         self.site_url: str = self.manifest["site-url"]
         self.digits: int = self.manifest["shard-digits"]
-        self._shards: dict[tuple[str, str], dict] = {}
+        self.shard_bytes = shard_bytes or self.SHARD_BYTES
+        self._shards: LruCache[tuple[str, str], "_Shard"] = LruCache(
+            self.SHARD_ENTRIES, self.shard_bytes, _shard_cost
+        )
         self._views: list[IndexArchiveView] | None = None
 
     def shard(self, name: str, kind: str = "shards") -> dict:
@@ -61,8 +77,9 @@ class Index:
                 shard = json.loads(data)
             finally:
                 gc.enable()
-            self._shards[(kind, name)] = shard
-        return shard
+            self._shards.put((kind, name), _Shard(shard, len(data)))
+            return shard
+        return shard.data
 
     def records(self, key: str) -> list[dict]:
         """The item records of `key` (canonical), one per Archive holding it."""
@@ -83,9 +100,22 @@ class Index:
             ]
         return self._views
 
+    def reopened(self) -> "Index":
+        """The index now at this one's path, with the same bounds."""
+        return Index(self.path, shard_bytes=self.shard_bytes)
+
     def changed(self) -> bool:
         """Whether a new build replaced the index since it was opened."""
         return _identity(self.path / "manifest.json") != self.identity
+
+
+class _Shard(NamedTuple):
+    data: dict
+    size: int  # its JSON bytes
+
+
+def _shard_cost(key, shard: _Shard) -> int:
+    return shard.size
 
 
 def _identity(path: Path):
@@ -104,14 +134,15 @@ class IndexArchiveView:
     site_url: str
     _relations: tuple
     index: Index
-    _items: dict = field(default_factory=dict)
+    _items: LruCache = field(default_factory=lambda: LruCache(Index.ITEM_ENTRIES))
 
     def relations(self):
         return self._relations
 
     def item(self, key: str):
-        if key in self._items:
-            return self._items[key]
+        kept = self._items.get(key, _MISSING)
+        if kept is not _MISSING:
+            return kept
         from .records import item_from_record
 
         found = None
@@ -119,5 +150,8 @@ class IndexArchiveView:
             if record["archive"] == self.info.name:
                 found = item_from_record(record)
                 break
-        self._items[key] = found
+        self._items.put(key, found)
         return found
+
+
+_MISSING = object()
