@@ -92,9 +92,15 @@ def run(args) -> int:
             flush=True,
         )
 
+    from ..errors import IbistaticError
     from ..web.server import run_server
 
-    run_server(app, args.bind, args.port, on_started=started, access_log=args.log)
+    try:
+        run_server(app, args.bind, args.port, on_started=started, access_log=args.log)
+    except OSError as error:
+        raise IbistaticError(
+            f"resolver: cannot listen on {args.bind} port {args.port}: {error.strerror or error}"
+        ) from None
     return 0
 
 

@@ -34,6 +34,9 @@ def add_parser(subparsers) -> None:
         action="store_false",
         help="answer urlRequest with the whole property list (FILTRARLISTADEURL is optional)",
     )
+    from ..federation.archive_side import add_join_options
+
+    add_join_options(parser)  # --join, --registration-key, --advertise, --ack-log, ...
     parser.set_defaults(func=run)
 
 
@@ -52,6 +55,10 @@ def run(args) -> int:
 
         site = str(load_config().output)
     app = make_app(site, filtered=args.filtered)
+    from ..federation.archive_side import ArchiveSide
+
+    side = ArchiveSide(args, app.resolver.views, filtered=args.filtered)  # urlkeys, acks, --join
+    app.service = side.service
 
     def started(host: str, port: int) -> None:
         shown = f"[{host}]" if ":" in host else host
@@ -60,9 +67,17 @@ def run(args) -> int:
             file=sys.stderr,
             flush=True,
         )
+        side.on_started(host, port)
 
     try:
-        run_server(app, args.bind, args.port, on_started=started, access_log=args.log)
+        run_server(
+            app,
+            args.bind,
+            args.port,
+            on_started=started,
+            on_stopping=side.on_stopping,
+            access_log=args.log,
+        )
     except OSError as error:
         raise IbistaticError(
             f"serve: cannot listen on {args.bind} port {args.port}: {error.strerror or error}"

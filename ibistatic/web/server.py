@@ -219,7 +219,7 @@ def make_server_handle(
 
     sock = bind_socket(host, port)
     config = Config(
-        AsgiApp(app),
+        AsgiApp(app) if hasattr(app, "respond") else app,  # or an ASGI app (the resolver)
         http=guarded_protocol(limits),
         loop="auto",
         lifespan="off",
