@@ -74,6 +74,11 @@ PALAVRA = re.compile(r"[\x21-\x7a\x7c\x7e]+")
 QUERY_CARACTERE = re.compile(QUERY_CHARACTER_CLASS)
 HEXDIG = re.compile(r"[0-9A-Fa-f]{2}")
 
+# pergunta with no escape at all: par *("&" par), par = 1*caractere "=" *caractere
+_PLAIN_QUERY = re.compile(
+    f"{QUERY_CHARACTER_CLASS}+={QUERY_CHARACTER_CLASS}*(?:&{QUERY_CHARACTER_CLASS}+={QUERY_CHARACTER_CLASS}*)*"
+)
+
 # Table 4.1: what a query value must escape, plus '#' (see QUERY_CARACTERE).
 _QUERY_SPECIALS = frozenset(" %&+=?#")
 SEPARATORS = (" ", "\n", "\r\n")
@@ -95,6 +100,8 @@ def escape_word(text: str, charset: str = "utf-8") -> str:
     With `charset` ``"iso-8859-1"`` a non-ASCII character ISO-8859-1 has is its one
     byte in lower-case hex, as Example 4.2 prints it (``Relat%f3rio``); one it lacks
     (``€``, ``—``) keeps its UTF-8 escapes, so that no character is lost."""
+    if PALAVRA.fullmatch(text):
+        return text  # the common case, one regex: nothing to escape
     return "".join(char if CARACTERE.fullmatch(char) else _percent(char, charset) for char in text)
 
 
@@ -443,6 +450,9 @@ def decode_query(qs: str) -> list[tuple[str, str]]:
 
     ``+`` is a plus sign, not a space: verb lists use it (``GetLastEdition+GetMetadata``).
     """
+    if "%" not in qs and _PLAIN_QUERY.fullmatch(qs):
+        # nothing escaped: the pairs are the text itself (what the service mostly gets)
+        return [tuple(pair.split("=", 1)) for pair in qs.split("&")] if qs else []
     return [(pair.name, pair.value) for pair in match_query(qs)]
 
 
