@@ -79,6 +79,9 @@ _PLAIN_QUERY = re.compile(
     f"{QUERY_CHARACTER_CLASS}+={QUERY_CHARACTER_CLASS}*(?:&{QUERY_CHARACTER_CLASS}+={QUERY_CHARACTER_CLASS}*)*"
 )
 
+# a query value with nothing to escape: printable ASCII but the specials below
+_QUERY_PLAIN_VALUE = re.compile(r"[\x21\x22\x24\x27-\x2a\x2c-\x3c\x3e\x40-\x7e]*")
+
 # Table 4.1: what a query value must escape, plus '#' (see QUERY_CARACTERE).
 _QUERY_SPECIALS = frozenset(" %&+=?#")
 SEPARATORS = (" ", "\n", "\r\n")
@@ -331,6 +334,9 @@ def _word(text: str, start: int, end: int, expected: str) -> tuple[str, int]:
     match = PALAVRA.match(text, start, end)
     if match is None:
         raise IbiSyntaxError(text, start, _hint(text, start, expected), "pair list")
+    word = match.group()
+    if "%" not in word:
+        return word, match.end()  # nothing to decode (most words)
     return decode_percent(text, start, match.end(), "pair list", keep_ascii=True)[0], match.end()
 
 
@@ -439,6 +445,8 @@ def _joined(value: str | tuple[str, ...]) -> str:
 
 
 def _query_escape(text: str) -> str:
+    if _QUERY_PLAIN_VALUE.fullmatch(text):
+        return text  # nothing to escape (most values)
     return "".join(
         _percent(char) if char in _QUERY_SPECIALS or not "\x21" <= char <= "\x7e" else char
         for char in text

@@ -5,7 +5,7 @@ goes to every source at once: the included Archives over HTTP (a ``urlRequest`` 
 the pairs Table 6.6 lets a resolver pass on), each local index (``--index``) in process.
 An Archive that is down, refuses, answers something that is not a pair list, or does not
 answer within the timeout is read as the empty answer, so it costs at most the timeout.
-HTTP connections are pooled and kept alive (aiohttp).
+HTTP connections are pooled and kept alive (:mod:`.http_client`).
 """
 
 from __future__ import annotations
@@ -39,37 +39,24 @@ class SourceInfo:
 
 
 class Client:
-    """Pooled keep-alive HTTP GETs with a per-request timeout (one aiohttp session)."""
+    """Pooled keep-alive HTTP GETs with a per-request timeout."""
 
     def __init__(self, timeout: float = 2.0) -> None:
+        from .http_client import HttpClient
+
         self.timeout = timeout
-        self._session = None
+        self._http = HttpClient(timeout, MAX_ANSWER_BYTES)
 
     async def start(self) -> None:
-        import aiohttp
-
-        connector = aiohttp.TCPConnector(limit=0, limit_per_host=64, keepalive_timeout=30)
-        self._session = aiohttp.ClientSession(
-            connector=connector, timeout=aiohttp.ClientTimeout(total=self.timeout)
-        )
+        pass  # connections are made when first needed
 
     async def close(self) -> None:
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
+        await self._http.close()
 
     async def get(self, url: str) -> tuple[int, str]:
-        """(status, text) of a GET of `url`; raises OSError or asyncio.TimeoutError."""
-        import aiohttp
-
-        if self._session is None:
-            await self.start()
-        try:
-            async with self._session.get(url, allow_redirects=False) as response:
-                data = await response.content.read(MAX_ANSWER_BYTES)
-                return response.status, data.decode("latin-1")
-        except aiohttp.ClientError as error:
-            raise OSError(str(error) or type(error).__name__) from None
+        """(status, text) of a GET of `url`; raises OSError (a timeout too)."""
+        status, data = await self._http.get(url)
+        return status, data.decode("latin-1")
 
 
 class RemoteArchive:
@@ -86,7 +73,7 @@ class RemoteArchive:
             if status != 200:
                 raise OSError(f"HTTP {status}")
             answer = property_list_of(parse_pairs(text))
-        except (OSError, asyncio.TimeoutError, IbistaticError) as error:
+        except (OSError, IbistaticError) as error:
             log.warning("Archive %s: no answer (%s)", self.info.name, error or "timeout")
             return None
         if answer is not None:
@@ -98,7 +85,7 @@ class RemoteArchive:
             status, text = await self.client.get(request_url(self.base, pairs))
             if status != 200:
                 log.warning("Archive %s refused an acknowledgment: %s", self.info.name, text)
-        except (OSError, asyncio.TimeoutError) as error:
+        except OSError as error:
             log.warning("Archive %s: acknowledgment not delivered (%s)", self.info.name, error)
 
 

@@ -159,7 +159,7 @@ class ResolverApp:
         try:
             status, text = await self.client.get(request_url(base, confirmation_pairs()))
             return status == 200 and parse_pairs(text) == [("confirmation", "yes")]
-        except (OSError, asyncio.TimeoutError, IbistaticError) as error:
+        except (OSError, IbistaticError) as error:
             log.warning("inclusionConfirmationRequest to %s: %s", base, error or "timeout")
             return False
 
