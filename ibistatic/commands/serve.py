@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import sys
 
+from ..web.limits import Limits
+
 
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
@@ -29,12 +31,41 @@ def add_parser(subparsers) -> None:
     )
     parser.add_argument("--log", action="store_true", help="log every request to stderr")
     parser.add_argument(
+        "--head-timeout",
+        type=_seconds,
+        default=Limits.head_timeout,
+        metavar="SECONDS",
+        help="drop a client that has not sent a whole request head in this time "
+        f"(default: {Limits.head_timeout:g})",
+    )
+    parser.add_argument(
+        "--keep-alive",
+        type=_seconds,
+        default=Limits.keep_alive,
+        metavar="SECONDS",
+        help=f"close an idle kept-alive connection after this time (default: {Limits.keep_alive:g})",
+    )
+    parser.add_argument(
         "--no-filter",
         dest="filtered",
         action="store_false",
         help="answer urlRequest with the whole property list (FILTRARLISTADEURL is optional)",
     )
     parser.set_defaults(func=run)
+
+
+def _seconds(text: str) -> float:
+    import argparse
+
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value <= 3600:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: expected seconds, more than 0 and at most 3600"
+        )
+    return value
 
 
 def run(args) -> int:
@@ -62,7 +93,10 @@ def run(args) -> int:
         )
 
     try:
-        run_server(app, args.bind, args.port, on_started=started, access_log=args.log)
+        limits = Limits(head_timeout=args.head_timeout, keep_alive=args.keep_alive)
+        run_server(
+            app, args.bind, args.port, on_started=started, limits=limits, access_log=args.log
+        )
     except OSError as error:
         raise IbistaticError(
             f"serve: cannot listen on {args.bind} port {args.port}: {error.strerror or error}"
