@@ -85,3 +85,34 @@ def test_the_item_cache_of_a_view_is_bounded(sample_index, monkeypatch):
     for n in range(20):
         assert view.item(f"example.org/none/2020/01.01.00.{n:02d}") is None
     assert len(view._items) == 3
+
+
+def test_an_entry_read_from_the_shard_bytes_is_the_parsed_one(sample_index):
+    """Every key of every shard: the entry found in the bytes equals the whole parse."""
+    index, whole = Index(sample_index), Index(sample_index)
+    checked = 0
+    for kind, lookup in (("shards", index.records), ("answers", index.answers)):
+        for path in sorted((sample_index / kind).glob("*.json")):
+            for key, value in whole.shard(path.stem, kind).items():
+                assert lookup(key) == value, (kind, key)
+                checked += 1
+    assert checked > 30
+    assert (index.records("example.org/none/2020/01.01.00.00"), index.answers("x/y")) == ([], {})
+
+
+def test_a_shard_that_looks_unusual_is_parsed_whole(tmp_path, sample_index):
+    """A nested key spelled as a top-level one, before it: the whole parse decides."""
+    import json
+    import shutil
+
+    copy = tmp_path / "index"
+    shutil.copytree(sample_index, copy)
+    whole = Index(copy)
+    path = sorted((copy / "shards").glob("*.json"))[0]
+    shard = json.loads(path.read_bytes())
+    key = sorted(shard)[-1]
+    decoy = {"0000": {"nested": {key: "not the records"}}}
+    path.write_text(json.dumps({**decoy, **shard}, sort_keys=True, separators=(",", ":")))
+    assert path.read_text().index(json.dumps(key)) < path.read_text().rindex(json.dumps(key))
+    index = Index(copy)
+    assert index.records(key) == whole.shard(path.stem)[key] == shard[key]
