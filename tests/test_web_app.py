@@ -270,3 +270,16 @@ def test_a_crlf_in_the_index_never_splits_a_header(tampered_site, target, expect
         assert headers["Location"].startswith(
             "http://a.example/x%0D%0ASet-Cookie:%20session=stolen%0D%0AX-Evil:%201/"
         )
+
+
+def test_files_come_from_the_generation_a_rebuild_points_at(tmp_path):
+    """The site is a link that each build points at a new tree: followed per request."""
+    from site_helpers import SAMPLE
+
+    site = build(tmp_path)
+    app = ArchiveApp(site)
+    before = get(app, "/sitemap.xml")[2]
+    assert before == (site / "sitemap.xml").read_bytes()
+    build(tmp_path, archives=(SAMPLE / "mtc-m16c",))
+    after = get(app, "/sitemap.xml")[2]
+    assert after == (site / "sitemap.xml").read_bytes() != before
