@@ -106,6 +106,27 @@ def wrk(port: int, paths_file: Path, seconds: int) -> dict:
     }
 
 
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of process `pid` so far (Linux /proc)."""
+    import os
+
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def measured(port: int, paths_file: Path, seconds: int, resolver, members) -> dict:
+    """wrk's figures, and the CPU the resolver and the Archives spent per answer: what
+    the machine's other load does not change."""
+    pids = [resolver.process.pid] + [member.process.pid for member in members]
+    before = [_cpu_seconds(pid) for pid in pids]
+    result = wrk(port, paths_file, seconds)
+    spent = [_cpu_seconds(pid) - was for pid, was in zip(pids, before)]
+    answers = max(1, sum(int(count) for count in result["statuses"].values()))
+    result["resolver_ms"] = spent[0] / answers * 1000
+    result["archives_ms"] = sum(spent[1:]) / answers * 1000
+    return result
+
+
 def _resolver(keys: Path, state: Path, port: int, cache: float, profile: Path | None) -> Process:
     args = ["resolver", "--keys", str(keys), "--state", str(state), "--port", str(port)]
     args += ["--cache-seconds", str(cache), "--timeout", "2"]
@@ -137,7 +158,7 @@ def run_one(workdir: Path, archives: int, items: int, seconds: int, profile: boo
     try:
         for number, site in enumerate(sites):
             members.append(start_archive(site, port, f"{number:010d}")[0])
-        result = wrk(port, paths_file, seconds)
+        result = measured(port, paths_file, seconds, resolver, members)
         _report(archives, "uncached", result)
         resolver.stop()
         if profile_file is not None:
@@ -145,7 +166,7 @@ def run_one(workdir: Path, archives: int, items: int, seconds: int, profile: boo
         resolver = _resolver(keys, state, port, 3600, None)  # the same Archives, from --state
         for path in paths:  # warm the cache: one resolution per URL
             subprocess.run(["curl", "-s", "-o", "/dev/null", f"http://127.0.0.1:{port}{path}"])
-        _report(archives, "cached", wrk(port, paths_file, seconds))
+        _report(archives, "cached", measured(port, paths_file, seconds, resolver, members))
     finally:
         for member in members:
             member.stop()
@@ -153,12 +174,21 @@ def run_one(workdir: Path, archives: int, items: int, seconds: int, profile: boo
 
 
 def _report(archives: int, mode: str, result: dict) -> None:
+    cpu = result["resolver_ms"] + result["archives_ms"]
     print(
         f"{archives:>2} Archives, {mode:8}: {result['rate']:>8,.0f} redirects/s  "
         f"p50 {result['p50']}  p99 {result['p99']}  statuses {result['statuses']} "
-        f"{result['errors']}",
+        f"{result['errors']}\n    CPU per answer: resolver {result['resolver_ms']:.2f} ms, "
+        f"Archives {result['archives_ms']:.2f} ms (2 idle cores: about {2000 / cpu:,.0f}/s); "
+        f"load average {_load()}",
         flush=True,
     )
+
+
+def _load() -> str:
+    import os
+
+    return " ".join(f"{value:.1f}" for value in os.getloadavg())
 
 
 def _print_profile(path: Path) -> None:

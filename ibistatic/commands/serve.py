@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import sys
 
+from ..web.limits import Limits
+
 
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
@@ -29,6 +31,21 @@ def add_parser(subparsers) -> None:
     )
     parser.add_argument("--log", action="store_true", help="log every request to stderr")
     parser.add_argument(
+        "--head-timeout",
+        type=_seconds,
+        default=Limits.head_timeout,
+        metavar="SECONDS",
+        help="drop a client that has not sent a whole request head in this time "
+        f"(default: {Limits.head_timeout:g})",
+    )
+    parser.add_argument(
+        "--keep-alive",
+        type=_seconds,
+        default=Limits.keep_alive,
+        metavar="SECONDS",
+        help=f"close an idle kept-alive connection after this time (default: {Limits.keep_alive:g})",
+    )
+    parser.add_argument(
         "--no-filter",
         dest="filtered",
         action="store_false",
@@ -38,6 +55,20 @@ def add_parser(subparsers) -> None:
 
     add_join_options(parser)  # --join, --registration-key, --advertise, --ack-log, ...
     parser.set_defaults(func=run)
+
+
+def _seconds(text: str) -> float:
+    import argparse
+
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value <= 3600:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: expected seconds, more than 0 and at most 3600"
+        )
+    return value
 
 
 def run(args) -> int:
@@ -70,12 +101,14 @@ def run(args) -> int:
         side.on_started(host, port)
 
     try:
+        limits = Limits(head_timeout=args.head_timeout, keep_alive=args.keep_alive)
         run_server(
             app,
             args.bind,
             args.port,
             on_started=started,
             on_stopping=side.on_stopping,
+            limits=limits,
             access_log=args.log,
         )
     except OSError as error:

@@ -32,18 +32,32 @@ def find_index_dir(path: Path | str) -> Path:
 
 
 class Index:
-    """An index opened for lookups.  Shards are read when first asked for and kept in a
-    least-recently-used cache bounded by their JSON bytes (a shard holds several times
-    its file size in memory), so a server over a large index stays within its memory."""
+    """An index opened for lookups, within bounded memory however large it is.
 
-    #: the JSON bytes of the shards kept loaded (answers/ and shards/ together)
-    SHARD_BYTES = 256 * 1024 * 1024
+    A lookup of one key reads its shard's bytes (kept in a least-recently-used cache
+    bounded by bytes) and decodes only that key's entry: the writer's compact JSON
+    writes a top-level key as ``"<key>":`` and no string inside a value can hold that
+    text unescaped.  The entries decoded are kept too (bounded).  A shard whose entry
+    does not look as expected is parsed whole instead (:meth:`shard`, bounded as well).
+    Decoding a whole 200 KB shard per missed lookup would cost milliseconds; finding
+    one entry in its bytes costs tens of microseconds."""
+
+    #: the raw bytes of shard files kept (answers/ and shards/ together)
+    RAW_BYTES = 256 * 1024 * 1024
+    #: the JSON bytes of the shards kept parsed whole (a shard holds several times its
+    #: file size in memory)
+    SHARD_BYTES = 64 * 1024 * 1024
     #: shards kept at most, whatever their size
     SHARD_ENTRIES = 65536
+    #: entries (one key's answers or records) kept decoded, and their JSON bytes
+    ENTRY_ENTRIES = 131072
+    ENTRY_BYTES = 64 * 1024 * 1024
     #: items each Archive view keeps decoded
     ITEM_ENTRIES = 65536
 
-    def __init__(self, path: Path | str, *, shard_bytes: int | None = None) -> None:
+    def __init__(
+        self, path: Path | str, *, shard_bytes: int | None = None, raw_bytes: int | None = None
+    ) -> None:
         self.path = find_index_dir(path)
         manifest_path = self.path / "manifest.json"
         with open(manifest_path, "rb") as handle:
@@ -60,16 +74,30 @@ class Index:
         self._shards: LruCache[tuple[str, str], "_Shard"] = LruCache(
             self.SHARD_ENTRIES, self.shard_bytes, _shard_cost
         )
+        self.raw_bytes = raw_bytes or self.RAW_BYTES
+        self._raw: LruCache[tuple[str, str], bytes] = LruCache(
+            self.SHARD_ENTRIES, self.raw_bytes, _bytes_cost
+        )
+        self._entries: LruCache[tuple[str, str], object] = LruCache(
+            self.ENTRY_ENTRIES, self.ENTRY_BYTES, _entry_cost
+        )
         self._views: list[IndexArchiveView] | None = None
 
-    def shard(self, name: str, kind: str = "shards") -> dict:
-        shard = self._shards.get((kind, name))
-        if shard is None:
+    def _read(self, name: str, kind: str) -> bytes:
+        data = self._raw.get((kind, name))
+        if data is None:
             try:
                 with open(self.path / kind / f"{name}.json", "rb") as handle:
                     data = handle.read()
             except FileNotFoundError:
                 data = b"{}"  # no key hashed there
+            self._raw.put((kind, name), data)
+        return data
+
+    def shard(self, name: str, kind: str = "shards") -> dict:
+        shard = self._shards.get((kind, name))
+        if shard is None:
+            data = self._read(name, kind)
             # The collector would walk the whole (large, long-lived) heap of loaded shards
             # while json builds the new one: 4x slower loads. Nothing here makes cycles.
             gc.disable()
@@ -83,11 +111,25 @@ class Index:
 
     def records(self, key: str) -> list[dict]:
         """The item records of `key` (canonical), one per Archive holding it."""
-        return self.shard(shard_name(key, self.digits)).get(key, [])
+        return self._entry("shards", key, _are_records, [])
 
     def answers(self, key: str) -> dict[str, list]:
         """The precomputed answers of `key`: modifier text -> answer row (core.outcome)."""
-        return self.shard(shard_name(key, self.digits), "answers").get(key, {})
+        return self._entry("answers", key, _are_answers, {})
+
+    def _entry(self, kind: str, key: str, expected, default):
+        """The value of `key` in its shard of `kind` (`default` when absent), decoded
+        from the shard's bytes alone, or from the whole shard when they look unusual."""
+        kept = self._entries.get((kind, key))
+        if kept is not None:
+            return kept.value
+        name = shard_name(key, self.digits)
+        found, size = _find_entry(self._read(name, kind), key)
+        if found is _UNSURE or (found is not _MISSING and not expected(found)):
+            found = self.shard(name, kind).get(key, _MISSING)
+        value = default if found is _MISSING else found
+        self._entries.put((kind, key), _Sized(value, size))
+        return value
 
     def views(self) -> list["IndexArchiveView"]:
         if self._views is None:
@@ -102,7 +144,7 @@ class Index:
 
     def reopened(self) -> "Index":
         """The index now at this one's path, with the same bounds."""
-        return Index(self.path, shard_bytes=self.shard_bytes)
+        return Index(self.path, shard_bytes=self.shard_bytes, raw_bytes=self.raw_bytes)
 
     def changed(self) -> bool:
         """Whether a new build replaced the index since it was opened."""
@@ -116,6 +158,57 @@ class _Shard(NamedTuple):
 
 def _shard_cost(key, shard: _Shard) -> int:
     return shard.size
+
+
+def _bytes_cost(key, data: bytes) -> int:
+    return len(data)
+
+
+class _Sized(NamedTuple):
+    value: object
+    size: int
+
+
+def _entry_cost(key, entry) -> int:
+    return 256 + entry.size
+
+
+_MISSING = object()
+_UNSURE = object()
+_DECODER = json.JSONDecoder()
+_FIRST_READ = 4096  # bytes decoded at first: an entry is rarely larger
+
+
+def _find_entry(data: bytes, key: str) -> tuple[object, int]:
+    """(the value of top-level `key` in the shard `data`, its JSON size): _MISSING when
+    the key is not there, _UNSURE when the bytes do not look as the writer writes them."""
+    pattern = json.dumps(key, ensure_ascii=False).encode("utf-8") + b":"
+    at = data.find(pattern)
+    if at < 0:
+        return _MISSING, 0
+    if at == 0 or data[at - 1] not in b"{,":
+        return _UNSURE, 0
+    start = at + len(pattern)
+    size = _FIRST_READ
+    while True:
+        text = data[start : start + size].decode("utf-8", "replace")
+        try:
+            value, end = _DECODER.raw_decode(text)
+            return value, end
+        except json.JSONDecodeError:
+            if start + size >= len(data):
+                return _UNSURE, 0
+            size *= 4
+
+
+def _are_answers(value) -> bool:
+    return isinstance(value, dict) and all(isinstance(row, list) for row in value.values())
+
+
+def _are_records(value) -> bool:
+    return isinstance(value, list) and all(
+        isinstance(record, dict) and "archive" in record for record in value
+    )
 
 
 def _identity(path: Path):
@@ -152,6 +245,3 @@ class IndexArchiveView:
                 break
         self._items.put(key, found)
         return found
-
-
-_MISSING = object()

@@ -29,6 +29,7 @@ from collections.abc import Callable, Mapping
 from http import HTTPStatus
 from pathlib import Path
 from typing import NamedTuple
+from urllib.parse import unquote_to_bytes
 
 from ..core.http import http_answer
 from ..core.properties import new_urlkey
@@ -182,6 +183,14 @@ def target_problem(target: str) -> str | None:
             f"bad percent-encoding {path[bad.start() : bad.start() + 3]!r} at position "
             f"{bad.start()} of the path: expected '%' and two hexadecimal digits"
         )
+    if "%" in path:
+        try:
+            unquote_to_bytes(path).decode("utf-8")
+        except UnicodeDecodeError as error:
+            return (
+                f"the path is not UTF-8 once percent-decoded (byte {error.object[error.start]:#04x} "
+                f"at decoded position {error.start}): expected percent-encoded UTF-8"
+            )
     return None
 
 

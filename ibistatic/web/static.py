@@ -54,7 +54,9 @@ def content_type(name: str) -> str:
 
 class StaticFiles:
     def __init__(self, root: Path | str) -> None:
-        self.root = Path(root).resolve()
+        # Not resolved here: a built site is a link that each build points at a new
+        # generation (store/swap.py), so it is followed anew for every request.
+        self.root = Path(root).absolute()
 
     def respond(self, target: str, headers: Mapping[str, str]):
         """The response for `target` when it names a file or folder of the site, else None."""
@@ -98,10 +100,11 @@ class StaticFiles:
         if any(part.startswith(".") for part in parts):
             return None  # '..', '.', and hidden files alike
         try:
-            real = self.root.joinpath(*parts).resolve(strict=True)
+            root = self.root.resolve(strict=True)  # this request's generation
+            real = root.joinpath(*parts).resolve(strict=True)
         except (OSError, RuntimeError):  # missing, a name too long, a symlink loop
             return None
-        if real != self.root and self.root not in real.parents:
+        if real != root and root not in real.parents:
             return None  # a symlink that leaves the site
         return real
 
