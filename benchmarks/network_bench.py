@@ -94,7 +94,7 @@ def wrk(port: int, paths_file: Path, seconds: int) -> dict:
     command += [f"http://127.0.0.1:{port}/", "--", str(paths_file)]
     output = subprocess.run(command, capture_output=True, text=True, check=True).stdout
     rate = float(re.search(r"Requests/sec:\s*([\d.]+)", output).group(1))
-    latency = dict(re.findall(r"^\s+(50|99)%\s+(\S+)$", output, re.M))
+    latency = dict(re.findall(r"^\s+(50|99)%\s+(\S+)\s*$", output, re.M))
     statuses = dict(re.findall(r"^status (\d+) (\d+)$", output, re.M))
     errors = re.search(r"Socket errors:.*|Non-2xx or 3xx responses: \d+", output)
     return {

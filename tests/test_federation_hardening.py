@@ -81,6 +81,7 @@ def test_a_raw_crlf_in_the_request_line_is_a_400(resolver):
             b"servicesubject 'urlRequest'",
         ),
         (f"/{SERVICE}?servicesubject", 400, b"bad service request: invalid query string"),
+        (f"/{SERVICE.lower()}?servicesubject=x", 400, b"servicesubject 'x': expected inclusion"),
         (
             f"/{SERVICE}?servicesubject=inclusionRequest&archiveaddress=x",
             400,

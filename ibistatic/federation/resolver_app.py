@@ -107,18 +107,14 @@ class ResolverApp:
         path = scope.get("raw_path") or scope["path"].encode("utf-8")
         path = path.decode("latin-1")
         query = scope.get("query_string", b"").decode("latin-1")
-        problem = target_problem(path + ("?" + query if query else ""))
+        target = path + ("?" + query if query else "")
+        problem = target_problem(target)
         if problem:
             return _text(HTTPStatus.BAD_REQUEST, f"bad request: {problem}\r\n")
         if path == "/":
             return _text(HTTPStatus.OK, self._about())
-        try:
-            is_service = ibi_key(path.strip("/")) == self.service_key
-        except IbistaticError:
-            is_service = False
-        if is_service:
+        if path.strip("/").casefold() == self.service_key.casefold():  # case never matters
             return await self._service(query)
-        target = path + ("?" + query if query else "")
         return await self._resolution(scope, target)
 
     def _about(self) -> str:
