@@ -230,15 +230,24 @@ def test_urlkeys_follow_table_5_1_and_are_unguessable():
     issued = {keys() for _ in range(2000)}
     assert len(issued) == 2000
     assert all(REGISTRATION_KEY.fullmatch(key) for key in issued)
-    assert all(len(key.split("-")[1]) == 20 for key in issued)
+    assert all(len(key.split("-")[1]) == 26 for key in issued)
 
 
 def test_a_urlkey_is_spent_once_and_only_if_issued():
     keys = UrlKeys()
     key = keys()
     assert not keys.spend("1426387214-9164566186556927")
+    forged = key[:-1] + str((int(key[-1]) + 1) % 10)  # the right shape, a wrong HMAC
+    assert not keys.spend(forged)
+    assert not UrlKeys().spend(key)  # another Archive's secret
     assert keys.spend(key)
     assert not keys.spend(key)
+
+
+def test_workers_sharing_the_secret_accept_each_others_keys():
+    secret = b"s" * 32
+    one, other = UrlKeys(secret=secret), UrlKeys(secret=secret)
+    assert other.spend(one())
 
 
 def test_a_urlkey_expires():
@@ -251,17 +260,15 @@ def test_a_urlkey_expires():
     assert not keys.spend(late)
 
 
-def test_urlkeys_are_bounded():
+def test_spent_urlkeys_are_bounded():
     clock = Clock()
     keys = UrlKeys(seconds=60, capacity=100, clock=clock)
-    first = keys()
-    for _ in range(500):
-        keys()
+    issued = [keys() for _ in range(500)]
+    assert all(keys.spend(key) for key in issued)
     assert len(keys) == 100
-    assert not keys.spend(first)  # the oldest went first
     clock.now += 61
-    keys()
-    assert len(keys) == 1  # expired ones are forgotten
+    keys.spend(keys())  # expired ones are forgotten
+    assert len(keys) == 1
 
 
 def test_an_acknowledgment_needs_the_pairs_of_table_6_11():

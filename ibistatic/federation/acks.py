@@ -3,14 +3,16 @@
 Each urlRequest answer with a URL carries a fresh ``urlkey`` (Table 5.1 grammar); the
 resolver sends it back in the ``acknowledgment`` of Table 6.11 when it returns that URL
 to a reader.  An Archive that counts accesses must only count acknowledgments of keys it
-issued, so keys here are unguessable (``secrets``), expire, and are spent on use.  Each
+issued, so keys here are unforgeable (an HMAC), expire, and are spent on use.  Each
 accepted acknowledgment is one access: a JSON line in the ack log (:class:`AckLog`),
 summarised per item by ``ibistatic acks`` (:func:`summarise`).
 """
 
 from __future__ import annotations
 
+import hmac
 import json
+import re
 import secrets
 import threading
 import time
@@ -39,50 +41,70 @@ REQUIRED = (
 class UrlKeys:
     """Issues unguessable urlkeys that expire after `seconds`, and spends them.
 
-    ``seconds`` + ``-`` + 20 random digits (about 66 bits): the grammar of Table 5.1,
-    ``10*DIGIT ["-" 10*DIGIT]``.  At most `capacity` keys are kept: when full, the
-    oldest (the first to expire) go first, so memory is bounded under any load.
+    A key is ``<issue second>-<10 random digits><16 digits of an HMAC>`` (Table 5.1:
+    ``10*DIGIT ["-" 10*DIGIT]``): the HMAC (SHA-256, a secret made at start) makes keys
+    unforgeable and lets any process holding the secret check one, so the forked workers
+    of ``serve --workers`` all accept the keys any of them issued, with no shared state
+    and no memory per issued key.  A spent key is remembered until it expires (at most
+    `capacity` of them; the oldest are forgotten first), so each is accepted once per
+    process.
     """
+
+    _KEY = re.compile(r"([0-9]{10})-([0-9]{10})([0-9]{16})")
 
     def __init__(
         self,
         seconds: float = DEFAULT_KEY_SECONDS,
         capacity: int = 1_000_000,
-        clock: Callable[[], float] = time.monotonic,
+        clock: Callable[[], float] = time.time,
+        secret: bytes | None = None,
     ) -> None:
         if seconds <= 0:
             raise UsageError(f"urlkey lifetime {seconds!r}: expected a positive number of seconds")
         self.seconds, self.capacity, self.clock = seconds, capacity, clock
-        self._expiry: OrderedDict[str, float] = OrderedDict()
+        self._secret = secret if secret is not None else secrets.token_bytes(32)
+        self._spent: OrderedDict[str, float] = OrderedDict()
         self._lock = threading.Lock()
 
     def __call__(self) -> str:
-        """A fresh key, remembered until it expires."""
-        key = f"{int(time.time()):010d}-{secrets.randbelow(10**20):020d}"
-        now = self.clock()
-        with self._lock:
-            self._forget_expired(now)
-            while len(self._expiry) >= self.capacity:
-                self._expiry.popitem(last=False)
-            self._expiry[key] = now + self.seconds
-        return key
+        """A fresh key."""
+        body = f"{int(self.clock()):010d}-{secrets.randbelow(10**10):010d}"
+        return body + self._mac(body)
+
+    def _mac(self, body: str) -> str:
+        digest = hmac.new(self._secret, body.encode("ascii"), "sha256").digest()
+        return f"{int.from_bytes(digest[:8], 'big') % 10**16:016d}"
 
     def spend(self, key: str) -> bool:
-        """Whether `key` was issued here and has not expired nor been spent; spends it."""
+        """Whether `key` was issued with this secret, has not expired and was not spent
+        here before; spends it."""
+        match = self._KEY.fullmatch(key)
+        if match is None:
+            return False
+        body = key[:-16]
+        if not hmac.compare_digest(self._mac(body), match.group(3)):
+            return False
+        now = self.clock()
+        expiry = int(match.group(1)) + self.seconds
+        if expiry <= now:
+            return False
         with self._lock:
-            expiry = self._expiry.pop(key, None)
-        return expiry is not None and expiry > self.clock()
+            self._forget_spent(now)
+            if key in self._spent:
+                return False
+            self._spent[key] = expiry
+        return True
 
     def __len__(self) -> int:
-        return len(self._expiry)
+        """How many spent keys are remembered."""
+        return len(self._spent)
 
-    def _forget_expired(self, now: float) -> None:
-        # insertion order is expiry order (one lifetime for all keys)
-        while self._expiry:
-            key, expiry = next(iter(self._expiry.items()))
-            if expiry > now:
+    def _forget_spent(self, now: float) -> None:
+        while self._spent:
+            key, expiry = next(iter(self._spent.items()))
+            if expiry > now and len(self._spent) < self.capacity:
                 break
-            del self._expiry[key]
+            del self._spent[key]
 
 
 def ack_record(query: Mapping[str, str], client_ip: str | None, when: float) -> dict:
