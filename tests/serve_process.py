@@ -23,6 +23,7 @@ def free_port() -> int:
 
 
 def wait_for_port(port: int, process: subprocess.Popen, timeout: float = 20.0) -> None:
+    """Until `port` accepts connections; an error when `process` ends first."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:

@@ -5,6 +5,7 @@ header injection from a forged index, and a clean stop on SIGTERM/SIGINT."""
 from __future__ import annotations
 
 import http.client
+import os
 import shutil
 import signal
 import socket
@@ -344,3 +345,43 @@ def test_serve_refuses_a_bad_timeout(site):
     assert "argument --head-timeout: '0': expected seconds, more than 0 and at most 3600" in (
         result.stderr
     )
+
+
+def _children(pid: int) -> set[int]:
+    found = set()
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        found |= {int(child) for child in (task / "children").read_text().split()}
+    return found
+
+
+def test_workers_answer_on_one_port_are_replaced_and_stop_together(site):
+    with running(serve_command(site, "--workers", "2")) as (process, port):
+        workers = _children(process.pid)
+        assert len(workers) == 2
+        assert {timed_get(port, "/8JMKD3MGP8W/35MMLL8")[1] for _ in range(20)} == {302}
+        killed = min(workers)
+        os.kill(killed, signal.SIGKILL)
+        deadline = time.monotonic() + 10
+        while (killed in _children(process.pid) or len(_children(process.pid)) < 2) and (
+            time.monotonic() < deadline
+        ):
+            time.sleep(0.1)
+        replaced = _children(process.pid)
+        assert len(replaced) == 2 and killed not in replaced
+        assert timed_get(port, "/8JMKD3MGP8W/35MMLL8")[1] == 302
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=20) == 0
+    for pid in replaced:
+        assert not Path(f"/proc/{pid}").exists()
+
+
+def test_serve_refuses_a_bad_worker_count(site):
+    result = subprocess.run(
+        [sys.executable, "-m", "ibistatic", "serve", str(site), "--workers", "0"],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=30,
+    )
+    assert result.returncode == 2
+    assert "argument --workers: '0': expected a number of processes, 1 to 64" in result.stderr

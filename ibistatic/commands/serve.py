@@ -46,6 +46,13 @@ def add_parser(subparsers) -> None:
         help=f"close an idle kept-alive connection after this time (default: {Limits.keep_alive:g})",
     )
     parser.add_argument(
+        "--workers",
+        type=_workers,
+        default=1,
+        metavar="N",
+        help="processes answering on the one port, one per core (default: 1)",
+    )
+    parser.add_argument(
         "--no-filter",
         dest="filtered",
         action="store_false",
@@ -69,6 +76,14 @@ def _seconds(text: str) -> float:
             f"{text!r}: expected seconds, more than 0 and at most 3600"
         )
     return value
+
+
+def _workers(text: str) -> int:
+    import argparse
+
+    if not text.isdigit() or not 1 <= int(text) <= 64:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a number of processes, 1 to 64")
+    return int(text)
 
 
 def run(args) -> int:
@@ -110,6 +125,7 @@ def run(args) -> int:
             on_stopping=side.on_stopping,
             limits=limits,
             access_log=args.log,
+            workers=args.workers,
         )
     except OSError as error:
         raise IbistaticError(

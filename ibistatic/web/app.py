@@ -67,6 +67,8 @@ def default_service(urlkey=new_urlkey, filtered: bool = True) -> Service:
     applied unless `filtered` is False)."""
 
     def answer(views, target: str, client_ip: str | None):
+        if "servicesubject=" not in target:
+            return None  # the common case, without parsing the URL
         return service_answer(views, target, urlkey, filtered)
 
     return answer
@@ -176,6 +178,8 @@ def target_problem(target: str) -> str | None:
             f"character {target[position]!r} at position {position} of the request target: "
             "expected visible ASCII (percent-encode the rest)"
         )
+    if "%" not in target:
+        return None
     path = target.partition("?")[0]
     bad = _BAD_ESCAPE.search(path)
     if bad:

@@ -215,10 +215,17 @@ def make_server_handle(
     access_log: bool = False,
 ) -> ServerHandle:
     """A server for `app` (an :class:`ArchiveApp`) listening on `host`:`port` now."""
+    sock = bind_socket(host, port)
+    address = sock.getsockname()[:2]
+    server = _Server(server_config(app, limits, access_log), on_started, on_stopping, address)
+    return ServerHandle(app, sock, server)
+
+
+def server_config(app, limits: Limits, access_log: bool) -> Config:
+    """uvicorn's settings for `app`: the guarded protocol and the limits."""
     from .asgi import AsgiApp
 
-    sock = bind_socket(host, port)
-    config = Config(
+    return Config(
         AsgiApp(app) if hasattr(app, "respond") else app,  # or an ASGI app (the resolver)
         http=guarded_protocol(limits),
         loop="auto",
@@ -231,8 +238,6 @@ def make_server_handle(
         date_header=True,
         timeout_graceful_shutdown=5,
     )
-    address = sock.getsockname()[:2]
-    return ServerHandle(app, sock, _Server(config, on_started, on_stopping, address))
 
 
 def run_server(
@@ -244,12 +249,29 @@ def run_server(
     on_stopping: Callable[[], None] | None = None,
     limits: Limits = Limits(),
     access_log: bool = False,
+    workers: int = 1,
 ) -> None:
     """Serve `app` on `host`:`port` (0: a free port) until SIGTERM or SIGINT.
 
     `on_started(host, port)` runs once the server listens (with the real port);
     `on_stopping()` runs on SIGTERM/SIGINT, while the server still answers, before it
-    shuts down (what a joined Archive sends its exclusionRequest from)."""
+    shuts down (what a joined Archive sends its exclusionRequest from).  `workers` > 1
+    forks that many processes answering on the one socket (web/workers.py)."""
+    if workers > 1:
+        from .workers import run_workers
+
+        sock = bind_socket(host, port)
+        try:
+            run_workers(
+                lambda: _Server(server_config(app, limits, access_log), None, None, None),
+                sock,
+                workers,
+                on_started=on_started,
+                on_stopping=on_stopping,
+            )
+        finally:
+            sock.close()
+        return
     handle = make_server_handle(
         app,
         host,

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import mimetypes
 import os
+import time
 from collections.abc import Mapping
 from email.utils import formatdate, parsedate_to_datetime
 from pathlib import Path
@@ -54,9 +55,11 @@ def content_type(name: str) -> str:
 
 class StaticFiles:
     def __init__(self, root: Path | str) -> None:
-        # Not resolved here: a built site is a link that each build points at a new
-        # generation (store/swap.py), so it is followed anew for every request.
+        # Not resolved once: a built site is a link that each build points at a new
+        # generation (store/swap.py), so it is followed again (at most once a second).
         self.root = Path(root).absolute()
+        self._real_root = str(self.root)
+        self._root_checked: float | None = None
 
     def respond(self, target: str, headers: Mapping[str, str]):
         """The response for `target` when it names a file or folder of the site, else None."""
@@ -99,14 +102,24 @@ class StaticFiles:
         parts = [part for part in text.split("/") if part]
         if any(part.startswith(".") for part in parts):
             return None  # '..', '.', and hidden files alike
+        root = self._generation()
+        candidate = os.path.join(root, *parts)
         try:
-            root = self.root.resolve(strict=True)  # this request's generation
-            real = root.joinpath(*parts).resolve(strict=True)
-        except (OSError, RuntimeError):  # missing, a name too long, a symlink loop
+            os.stat(candidate)  # one system call for the many requests that name no file
+            real = os.path.realpath(candidate, strict=True)
+        except (OSError, ValueError):  # missing, a name too long, a symlink loop
             return None
-        if real != root and root not in real.parents:
+        if real != root and not real.startswith(root + os.sep):
             return None  # a symlink that leaves the site
-        return real
+        return Path(real)
+
+    def _generation(self) -> str:
+        """The tree the site link points at now (looked up at most once a second)."""
+        now = time.monotonic()
+        if self._root_checked is None or now - self._root_checked > 1.0:
+            self._real_root = os.path.realpath(self.root)
+            self._root_checked = now
+        return self._real_root
 
     def _file(self, path: Path, headers: Mapping[str, str]):
         from .app import Response
