@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import json
+import mmap
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,16 +35,18 @@ def find_index_dir(path: Path | str) -> Path:
 class Index:
     """An index opened for lookups, within bounded memory however large it is.
 
-    A lookup of one key reads its shard's bytes (kept in a least-recently-used cache
-    bounded by bytes) and decodes only that key's entry: the writer's compact JSON
-    writes a top-level key as ``"<key>":`` and no string inside a value can hold that
-    text unescaped.  The entries decoded are kept too (bounded).  A shard whose entry
-    does not look as expected is parsed whole instead (:meth:`shard`, bounded as well).
-    Decoding a whole 200 KB shard per missed lookup would cost milliseconds; finding
-    one entry in its bytes costs tens of microseconds."""
+    A lookup of one key maps its shard file into memory (read-only; the maps are kept
+    in a least-recently-used cache bounded by count, and their pages are the operating
+    system's file cache, not the process's heap) and decodes only that key's entry: the
+    writer's compact JSON writes a top-level key as ``"<key>":`` and no string inside a
+    value can hold that text unescaped.  The entries decoded are kept too (bounded).  A
+    shard whose entry does not look as expected is parsed whole instead (:meth:`shard`,
+    bounded as well).  Decoding a whole 200 KB shard per missed lookup would cost
+    milliseconds, and so would reading it; finding one entry in its map costs tens of
+    microseconds."""
 
-    #: the raw bytes of shard files kept (answers/ and shards/ together)
-    RAW_BYTES = 256 * 1024 * 1024
+    #: shard files kept mapped (answers/ and shards/ together; a 1M-key index has 8,192)
+    MAPS = 16384
     #: the JSON bytes of the shards kept parsed whole (a shard holds several times its
     #: file size in memory)
     SHARD_BYTES = 64 * 1024 * 1024
@@ -56,7 +59,7 @@ class Index:
     ITEM_ENTRIES = 65536
 
     def __init__(
-        self, path: Path | str, *, shard_bytes: int | None = None, raw_bytes: int | None = None
+        self, path: Path | str, *, shard_bytes: int | None = None, maps: int | None = None
     ) -> None:
         self.path = find_index_dir(path)
         manifest_path = self.path / "manifest.json"
@@ -74,30 +77,30 @@ class Index:
         self._shards: LruCache[tuple[str, str], "_Shard"] = LruCache(
             self.SHARD_ENTRIES, self.shard_bytes, _shard_cost
         )
-        self.raw_bytes = raw_bytes or self.RAW_BYTES
-        self._raw: LruCache[tuple[str, str], bytes] = LruCache(
-            self.SHARD_ENTRIES, self.raw_bytes, _bytes_cost
-        )
+        self.maps = maps or self.MAPS
+        self._mapped: LruCache[tuple[str, str], bytes | mmap.mmap] = LruCache(self.maps)
         self._entries: LruCache[tuple[str, str], object] = LruCache(
             self.ENTRY_ENTRIES, self.ENTRY_BYTES, _entry_cost
         )
         self._views: list[IndexArchiveView] | None = None
 
-    def _read(self, name: str, kind: str) -> bytes:
-        data = self._raw.get((kind, name))
+    def _read(self, name: str, kind: str) -> bytes | mmap.mmap:
+        """The bytes of a shard file, mapped (b"{}" when no key hashed there)."""
+        data = self._mapped.get((kind, name))
         if data is None:
             try:
                 with open(self.path / kind / f"{name}.json", "rb") as handle:
-                    data = handle.read()
+                    size = os.fstat(handle.fileno()).st_size
+                    data = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) if size else b"{}"
             except FileNotFoundError:
-                data = b"{}"  # no key hashed there
-            self._raw.put((kind, name), data)
+                data = b"{}"
+            self._mapped.put((kind, name), data)
         return data
 
     def shard(self, name: str, kind: str = "shards") -> dict:
         shard = self._shards.get((kind, name))
         if shard is None:
-            data = self._read(name, kind)
+            data = self._read(name, kind)[:]
             # The collector would walk the whole (large, long-lived) heap of loaded shards
             # while json builds the new one: 4x slower loads. Nothing here makes cycles.
             gc.disable()
@@ -144,7 +147,7 @@ class Index:
 
     def reopened(self) -> "Index":
         """The index now at this one's path, with the same bounds."""
-        return Index(self.path, shard_bytes=self.shard_bytes, raw_bytes=self.raw_bytes)
+        return Index(self.path, shard_bytes=self.shard_bytes, maps=self.maps)
 
     def changed(self) -> bool:
         """Whether a new build replaced the index since it was opened."""
@@ -158,10 +161,6 @@ class _Shard(NamedTuple):
 
 def _shard_cost(key, shard: _Shard) -> int:
     return shard.size
-
-
-def _bytes_cost(key, data: bytes) -> int:
-    return len(data)
 
 
 class _Sized(NamedTuple):
@@ -179,7 +178,7 @@ _DECODER = json.JSONDecoder()
 _FIRST_READ = 4096  # bytes decoded at first: an entry is rarely larger
 
 
-def _find_entry(data: bytes, key: str) -> tuple[object, int]:
+def _find_entry(data: bytes | mmap.mmap, key: str) -> tuple[object, int]:
     """(the value of top-level `key` in the shard `data`, its JSON size): _MISSING when
     the key is not there, _UNSURE when the bytes do not look as the writer writes them."""
     pattern = json.dumps(key, ensure_ascii=False).encode("utf-8") + b":"
