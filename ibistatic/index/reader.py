@@ -79,7 +79,7 @@ class Index:
         )
         self.maps = maps or self.MAPS
         self._mapped: LruCache[tuple[str, str], bytes | mmap.mmap] = LruCache(self.maps)
-        self._entries: LruCache[tuple[str, str], object] = LruCache(
+        self._entries: LruCache[tuple[str, str], str] = LruCache(
             self.ENTRY_ENTRIES, self.ENTRY_BYTES, _entry_cost
         )
         self._views: list[IndexArchiveView] | None = None
@@ -122,17 +122,21 @@ class Index:
 
     def _entry(self, kind: str, key: str, expected, default):
         """The value of `key` in its shard of `kind` (`default` when absent), decoded
-        from the shard's bytes alone, or from the whole shard when they look unusual."""
+        from the shard's bytes alone, or from the whole shard when they look unusual.
+
+        The cache keeps the entry's JSON text, decoded again on each hit (microseconds):
+        strings are invisible to the garbage collector, while a million decoded lists
+        and dicts would make each of its full passes walk them all (seconds)."""
         kept = self._entries.get((kind, key))
         if kept is not None:
-            return kept.value
+            return json.loads(kept) if kept else default
         name = shard_name(key, self.digits)
-        found, size = _find_entry(self._read(name, kind), key)
+        found, text = _find_entry(self._read(name, kind), key)
         if found is _UNSURE or (found is not _MISSING and not expected(found)):
             found = self.shard(name, kind).get(key, _MISSING)
-        value = default if found is _MISSING else found
-        self._entries.put((kind, key), _Sized(value, size))
-        return value
+            text = None if found is _MISSING else json.dumps(found)
+        self._entries.put((kind, key), text or "")
+        return default if found is _MISSING else found
 
     def views(self) -> list["IndexArchiveView"]:
         if self._views is None:
@@ -163,13 +167,8 @@ def _shard_cost(key, shard: _Shard) -> int:
     return shard.size
 
 
-class _Sized(NamedTuple):
-    value: object
-    size: int
-
-
-def _entry_cost(key, entry) -> int:
-    return 256 + entry.size
+def _entry_cost(key, text: str) -> int:
+    return 128 + len(text)
 
 
 def _map(fileno: int) -> mmap.mmap:
@@ -187,25 +186,25 @@ _DECODER = json.JSONDecoder()
 _FIRST_READ = 4096  # bytes decoded at first: an entry is rarely larger
 
 
-def _find_entry(data: bytes | mmap.mmap, key: str) -> tuple[object, int]:
-    """(the value of top-level `key` in the shard `data`, its JSON size): _MISSING when
+def _find_entry(data: bytes | mmap.mmap, key: str) -> tuple[object, str | None]:
+    """(the value of top-level `key` in the shard `data`, its JSON text): _MISSING when
     the key is not there, _UNSURE when the bytes do not look as the writer writes them."""
     pattern = json.dumps(key, ensure_ascii=False).encode("utf-8") + b":"
     at = data.find(pattern)
     if at < 0:
-        return _MISSING, 0
+        return _MISSING, None
     if at == 0 or data[at - 1] not in b"{,":
-        return _UNSURE, 0
+        return _UNSURE, None
     start = at + len(pattern)
     size = _FIRST_READ
     while True:
         text = data[start : start + size].decode("utf-8", "replace")
         try:
             value, end = _DECODER.raw_decode(text)
-            return value, end
+            return value, text[:end]
         except json.JSONDecodeError:
             if start + size >= len(data):
-                return _UNSURE, 0
+                return _UNSURE, None
             size *= 4
 
 

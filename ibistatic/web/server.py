@@ -14,6 +14,7 @@ adds what is missing, per connection, so a stalled client costs the others nothi
 from __future__ import annotations
 
 import asyncio
+import gc
 import socket
 import sys
 from collections.abc import Callable
@@ -174,6 +175,9 @@ class _Server(Server):
         self._address = address
 
     async def startup(self, sockets=None) -> None:
+        # What was made before serving (modules, the app) lives as long as the server:
+        # out of the garbage collector's passes, which then walk only what requests make.
+        gc.freeze()
         await super().startup(sockets)
         if not self.should_exit and self._on_started is not None:
             self._on_started(*self._address)
