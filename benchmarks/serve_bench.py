@@ -18,6 +18,11 @@ three in four are forms the build precomputes (bare, ``!``, ``:(oai_dc)``), one 
 needs the resolution process (``!:``, ``+(en)`` and a ``?ibiurl.language`` query).  A
 5-second run first warms the caches; the measured run prints requests/s, redirects/s,
 p50 and p99 latency, the count of answers other than 3xx, and the server's memory.
+With ``--baseline``, the same wrk run first goes to a bare ASGI application under
+uvicorn (httptools, uvloop) that answers every request with one fixed redirect: the
+ceiling of the server stack on this machine at this moment (the machine is shared, so
+compare the two figures of one run rather than runs of different hours).  ``--workers N``
+runs ``ibistatic serve --workers N``.
 Figures are printed, never asserted: see benchmarks/README.md.
 """
 
@@ -165,9 +170,52 @@ def _latency(output: str, percent: str) -> float:
     return float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
 
 
+BARE_APP = """
+async def app(scope, receive, send):
+    if scope["type"] != "http":
+        return
+    await send({"type": "http.response.start", "status": 302,
+                "headers": [(b"location", b"http://example.org/x"), (b"content-length", b"0")]})
+    await send({"type": "http.response.body", "body": b""})
+"""
+
+
+def baseline(script: Path, paths_file: Path, seconds: int, scratch: str) -> None:
+    Path(scratch, "bare_app.py").write_text(BARE_APP, encoding="utf-8")
+    port = resolver_bench._free_port()
+    command = [sys.executable, "-m", "uvicorn", "bare_app:app", "--port", str(port)]
+    command += ["--http", "httptools", "--loop", "auto", "--log-level", "warning"]
+    bare = subprocess.Popen(command, cwd=scratch, stderr=subprocess.DEVNULL)
+    try:
+        resolver_bench._wait_for(port, bare)
+        report(
+            "bare uvicorn+httptools redirect app (the ceiling)",
+            run_wrk(port, script, paths_file, seconds),
+        )
+    finally:
+        bare.terminate()
+        bare.wait(timeout=10)
+
+
 def rss_mib(pid: int) -> float:
     text = Path(f"/proc/{pid}/status").read_text()
     return int(re.search(r"VmRSS:\s+(\d+) kB", text).group(1)) / 1024
+
+
+def _memory(pid: int) -> str:
+    """RSS of the server and its workers, and the part that is mapped index files (the
+    operating system's file cache, shared and reclaimable) rather than heap."""
+    pids = [pid] + [
+        int(child)
+        for task in Path(f"/proc/{pid}/task").iterdir()
+        for child in (task / "children").read_text().split()
+    ]
+    total = anon = 0
+    for each in pids:
+        text = Path(f"/proc/{each}/status").read_text()
+        total += int(re.search(r"VmRSS:\s+(\d+) kB", text).group(1))
+        anon += int(re.search(r"RssAnon:\s+(\d+) kB", text).group(1))
+    return f"{total / 1024:,.0f} MiB, of which {anon / 1024:,.0f} MiB heap (the rest: mapped files)"
 
 
 def report(name: str, result: dict) -> None:
@@ -183,13 +231,17 @@ def report(name: str, result: dict) -> None:
     )
 
 
-def bench(index: Path, paths: list[str], stalled: int, seconds: int, workdir: Path) -> None:
+def bench(index: Path, paths: list[str], args) -> None:
+    stalled, seconds, workdir = args.stalled, args.seconds, args.workdir
     with tempfile.TemporaryDirectory(dir=workdir) as scratch:
         paths_file, script = Path(scratch, "paths.txt"), Path(scratch, "cycle.lua")
         paths_file.write_text("\n".join(paths) + "\n", encoding="utf-8")
         script.write_text(WRK_SCRIPT, encoding="utf-8")
+        if args.baseline:
+            baseline(script, paths_file, seconds, scratch)
         port = resolver_bench._free_port()
         command = resolver_bench._ibistatic_command() + ["serve", str(index), "--port", str(port)]
+        command += ["--workers", str(args.workers)]
         server = subprocess.Popen(
             command,
             stdout=subprocess.DEVNULL,
@@ -200,15 +252,20 @@ def bench(index: Path, paths: list[str], stalled: int, seconds: int, workdir: Pa
         try:
             resolver_bench._wait_for(port, server)
             print(
-                f"serve: pid {server.pid}, {rss_mib(server.pid):,.0f} MiB after start", flush=True
+                f"serve --workers {args.workers}: pid {server.pid}, "
+                f"{rss_mib(server.pid):,.0f} MiB after start",
+                flush=True,
             )
             clients.start()
+            precomputed = [path for n, path in enumerate(paths) if n % 4 != 3]
+            requested, spent = resolver_bench._warm_up(port, index, precomputed)
+            print(f"warm-up: one request per shard, {requested:,} in {spent:.1f} s", flush=True)
             report("warm-up (5 s)", run_wrk(port, script, paths_file, 5))
             result = run_wrk(port, script, paths_file, seconds)
             report(f"wrk -t2 -c32 -d{seconds}s with {stalled} stalled clients", result)
             print(
                 f"stalled clients dropped by the server (and reopened): {clients.dropped}; "
-                f"server RSS {rss_mib(server.pid):,.0f} MiB",
+                f"server RSS {_memory(server.pid)}",
                 flush=True,
             )
         finally:
@@ -234,6 +291,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=int, default=10)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--rebuild-index", action="store_true")
+    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--baseline", action="store_true", help="measure a bare uvicorn app first")
     args = parser.parse_args(argv)
     if shutil.which("wrk") is None:
         print("wrk is not installed (Debian package wrk)")
@@ -245,7 +304,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     paths = make_paths(index, args.urls, args.seed)
     print(f"{len(paths):,} distinct URLs (3 in 4 precomputed forms, 1 in 4 resolved)", flush=True)
-    bench(index, paths, args.stalled, args.seconds, args.workdir)
+    bench(index, paths, args)
     return 0
 
 

@@ -14,6 +14,7 @@ adds what is missing, per connection, so a stalled client costs the others nothi
 from __future__ import annotations
 
 import asyncio
+import gc
 import socket
 import sys
 from collections.abc import Callable
@@ -91,20 +92,13 @@ class GuardedProtocol(HttpToolsProtocol):
         super().on_headers_complete()
 
     def send_400_response(self, msg: str) -> None:
-        cause = self.parser_error_cause()
+        """uvicorn's answer to a request httptools cannot parse: ours names the reason
+        (the parser's own words) or the limit a callback raised."""
+        cause, reason = _parser_failure()
         if cause is not None:
             self._reject(cause)
             return
-        self._reject(_Rejected(400, "malformed request: " + msg.rstrip(".")))
-
-    def parser_error_cause(self) -> _Rejected | None:
-        """The limit a parser callback raised (httptools wraps it), if any."""
-        error = sys.exc_info()[1]
-        while error is not None:
-            if isinstance(error, _Rejected):
-                return error
-            error = error.__cause__ or error.__context__
-        return None
+        self._reject(_Rejected(400, f"malformed request: {reason or msg.rstrip('.')}"))
 
     def _reject(self, rejection: _Rejected) -> None:
         self._cancel_head_timer()
@@ -139,6 +133,18 @@ class GuardedProtocol(HttpToolsProtocol):
             self.transport.close()  # no answer: the client is not listening anyway
 
 
+def _parser_failure() -> tuple[_Rejected | None, str]:
+    """The limit a parser callback raised (httptools wraps it), or the parser's message
+    on the error being handled."""
+    error = sys.exc_info()[1]
+    reason = str(error).strip().rstrip(".") if error is not None else ""
+    while error is not None:
+        if isinstance(error, _Rejected):
+            return error, ""
+        error = error.__cause__ or error.__context__
+    return None, reason
+
+
 def guarded_protocol(limits: Limits) -> type[GuardedProtocol]:
     return type("GuardedProtocol", (GuardedProtocol,), {"limits": limits})
 
@@ -169,6 +175,9 @@ class _Server(Server):
         self._address = address
 
     async def startup(self, sockets=None) -> None:
+        # What was made before serving (modules, the app) lives as long as the server:
+        # out of the garbage collector's passes, which then walk only what requests make.
+        gc.freeze()
         await super().startup(sockets)
         if not self.should_exit and self._on_started is not None:
             self._on_started(*self._address)
