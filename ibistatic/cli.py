@@ -27,6 +27,8 @@ COMMANDS = (
     "serve",
     "server_config",
     "check_deployment",
+    "resolver",
+    "acks",
 )
 
 

@@ -22,6 +22,7 @@ from .core.facts import PRECOMPUTED_PATTERN
 from .core.outcome import Resolution, from_row
 from .index.reader import Index
 from .index.sharding import canonical_key
+from .lru import LruCache
 
 __all__ = ["Resolver", "Resolution", "resolve_url"]
 
@@ -31,12 +32,22 @@ _PRECOMPUTED = re.compile(PRECOMPUTED_PATTERN)
 class Resolver:
     """Resolution (the resolution report §6.2 and §8) over a built JSON index, with no network."""
 
-    #: answers kept for repeated lookups (cleared when the index is replaced)
-    MEMO_SIZE = 65536
+    #: answers kept for repeated lookups (cleared when the index is replaced): at most
+    #: so many, and so many bytes (estimated: the characters they hold, see _memo_cost)
+    MEMO_ENTRIES = 65536
+    MEMO_BYTES = 64 * 1024 * 1024
 
-    def __init__(self, index: Index | Path | str) -> None:
+    def __init__(
+        self,
+        index: Index | Path | str,
+        *,
+        memo_entries: int | None = None,
+        memo_bytes: int | None = None,
+    ) -> None:
         self.index = index if isinstance(index, Index) else Index(index)
-        self._memo: dict[tuple[str, str | None], Resolution] = {}
+        self._memo: LruCache[tuple[str, str | None], Resolution] = LruCache(
+            memo_entries or self.MEMO_ENTRIES, memo_bytes or self.MEMO_BYTES, _memo_cost
+        )
 
     @property
     def views(self) -> Sequence:
@@ -45,8 +56,8 @@ class Resolver:
     def reload_if_changed(self) -> bool:
         """Re-open the index when a build replaced it (the swap is atomic)."""
         if self.index.changed():
-            self.index = Index(self.index.path)
-            self._memo = {}
+            self.index = self.index.reopened()
+            self._memo.clear()
             return True
         return False
 
@@ -72,9 +83,7 @@ class Resolver:
             result = resolve_url(
                 self.views, parse_persistent_url(_iri_to_uri(url)), accept_language
             )
-            if len(self._memo) >= self.MEMO_SIZE:
-                self._memo.clear()  # simple and bounded: a lookup burst refills it
-            self._memo[memo_key] = result
+            self._memo.put(memo_key, result)
         return result
 
     def precomputed(self, url: str) -> Resolution | None:
@@ -86,6 +95,23 @@ class Resolver:
         modifier = match["modifier"] or ""
         row = self.index.answers(canonical_key(ibi)).get(modifier)
         return from_row(row, ibi, _modifier_steps(modifier)) if row is not None else None
+
+
+#: what a kept answer costs beyond its strings (the objects that hold them)
+_MEMO_OVERHEAD = 512
+
+
+def _memo_cost(key: tuple[str, str | None], result: Resolution) -> int:
+    """The bytes a memo entry holds, estimated from its strings (ASCII, mostly)."""
+    url, language = key
+    strings = (result.url, result.message, result.relation, result.ibi, *result.chain)
+    return (
+        _MEMO_OVERHEAD
+        + len(url)
+        + len(language or "")
+        + sum(len(text) for text in strings if text)
+        + 64 * len(result.asked)
+    )
 
 
 @lru_cache(maxsize=1024)

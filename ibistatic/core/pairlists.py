@@ -74,6 +74,14 @@ PALAVRA = re.compile(r"[\x21-\x7a\x7c\x7e]+")
 QUERY_CARACTERE = re.compile(QUERY_CHARACTER_CLASS)
 HEXDIG = re.compile(r"[0-9A-Fa-f]{2}")
 
+# pergunta with no escape at all: par *("&" par), par = 1*caractere "=" *caractere
+_PLAIN_QUERY = re.compile(
+    f"{QUERY_CHARACTER_CLASS}+={QUERY_CHARACTER_CLASS}*(?:&{QUERY_CHARACTER_CLASS}+={QUERY_CHARACTER_CLASS}*)*"
+)
+
+# a query value with nothing to escape: printable ASCII but the specials below
+_QUERY_PLAIN_VALUE = re.compile(r"[\x21\x22\x24\x27-\x2a\x2c-\x3c\x3e\x40-\x7e]*")
+
 # Table 4.1: what a query value must escape, plus '#' (see QUERY_CARACTERE).
 _QUERY_SPECIALS = frozenset(" %&+=?#")
 SEPARATORS = (" ", "\n", "\r\n")
@@ -95,6 +103,8 @@ def escape_word(text: str, charset: str = "utf-8") -> str:
     With `charset` ``"iso-8859-1"`` a non-ASCII character ISO-8859-1 has is its one
     byte in lower-case hex, as Example 4.2 prints it (``Relat%f3rio``); one it lacks
     (``€``, ``—``) keeps its UTF-8 escapes, so that no character is lost."""
+    if PALAVRA.fullmatch(text):
+        return text  # the common case, one regex: nothing to escape
     return "".join(char if CARACTERE.fullmatch(char) else _percent(char, charset) for char in text)
 
 
@@ -324,6 +334,9 @@ def _word(text: str, start: int, end: int, expected: str) -> tuple[str, int]:
     match = PALAVRA.match(text, start, end)
     if match is None:
         raise IbiSyntaxError(text, start, _hint(text, start, expected), "pair list")
+    word = match.group()
+    if "%" not in word:
+        return word, match.end()  # nothing to decode (most words)
     return decode_percent(text, start, match.end(), "pair list", keep_ascii=True)[0], match.end()
 
 
@@ -432,6 +445,8 @@ def _joined(value: str | tuple[str, ...]) -> str:
 
 
 def _query_escape(text: str) -> str:
+    if _QUERY_PLAIN_VALUE.fullmatch(text):
+        return text  # nothing to escape (most values)
     return "".join(
         _percent(char) if char in _QUERY_SPECIALS or not "\x21" <= char <= "\x7e" else char
         for char in text
@@ -443,6 +458,9 @@ def decode_query(qs: str) -> list[tuple[str, str]]:
 
     ``+`` is a plus sign, not a space: verb lists use it (``GetLastEdition+GetMetadata``).
     """
+    if "%" not in qs and _PLAIN_QUERY.fullmatch(qs):
+        # nothing escaped: the pairs are the text itself (what the service mostly gets)
+        return [tuple(pair.split("=", 1)) for pair in qs.split("&")] if qs else []
     return [(pair.name, pair.value) for pair in match_query(qs)]
 
 

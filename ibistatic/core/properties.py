@@ -459,6 +459,13 @@ def filter_property_list(
     )
 
 
+def _kept_relations(view: ArchiveView, verbs: VerbList | None) -> list[Relation]:
+    """The relations of the Archive's set that FILTRARLISTADEURL keeps for `verbs`: the
+    item's own (its ``ibi`` is identifying) and the asked one."""
+    wanted: Relation = verbs.steps if verbs is not None else ()
+    return [r for r in view.relations() if r == () or _matches(r, wanted)]
+
+
 def archive_response(
     view: ArchiveView,
     query: Mapping[str, str],
@@ -501,7 +508,11 @@ def archive_response(
     # Only its one leading '/' goes: '//x' names no file (as the resolver reads it).
     filepath = query.get("parsedibiurl.filepath", "")
     filepath = filepath[1:] if filepath.startswith("/") else filepath
-    answer = property_list(view, key, filepath=filepath, verbs=verbs, urlkey=urlkey)
+    # Filtered, only the relations the filter keeps are computed (the same answer, sooner)
+    relations = _kept_relations(view, verbs) if filtered else None
+    answer = property_list(
+        view, key, filepath=filepath, verbs=verbs, relations=relations, urlkey=urlkey
+    )
     # "O uso da rotina FILTRARLISTADEURL é facultativa" (§7): unfiltered, the whole list
     pairs = property_pairs(filter_property_list(answer, verbs) if filtered else answer)
     # On the wire, in the Archive's own encoding (Table 4.2: Example 4.2's Relat%f3rio)

@@ -39,7 +39,7 @@ from .outcome import ALERTS, MAX_HOPS, Resolution, _alert
 from .properties import ArchiveView, PropertyList, RelationAnswer, property_list
 from .relations import Relation, Step, VerbList, relation_text
 
-__all__ = ["Resolution", "resolve", "ALERTS", "wanted_relations"]
+__all__ = ["Resolution", "resolve", "resolution_process", "ALERTS", "wanted_relations"]
 
 
 def _pattern_matches(relation: Relation, pattern: Relation) -> bool:
@@ -152,6 +152,36 @@ def resolve(
 
 
 def _resolve(views, ibi: Ibi, verbs, filepath: str, required_status: str, languages) -> Resolution:
+    """Drive :func:`resolution_process`, asking each local Archive view in turn."""
+    process = resolution_process(ibi, verbs, required_status, languages)
+    question = next(process)
+    while True:
+        key, step_verbs, steps = question
+        answers = []
+        for view in views:
+            answer = property_list(
+                view,
+                key,
+                filepath=filepath,
+                verbs=step_verbs,
+                relations=wanted_relations(view, steps),
+                urlkey=str,
+            )
+            if answer is not None:
+                answers.append((view, answer))
+        try:
+            question = process.send(answers)
+        except StopIteration as done:
+            return done.value
+
+
+def resolution_process(ibi: Ibi, verbs, required_status: str, languages):
+    """The resolution process without I/O (a generator): it yields each question, ``(IBI
+    key, verb list, relation steps)``, and is sent the non-empty answers to it, a list of
+    ``(source, PropertyList)`` in the configured order, where each source has
+    ``info.name`` and ``info.address``; it returns the Resolution.  The same process
+    runs over local views (:func:`resolve`) and over Archives on the network
+    (``ibistatic.federation``)."""
     steps: Relation = verbs.steps if verbs is not None else ()
     file_list = bool(verbs and verbs.file_list)
     key, text = ibi.key, ibi.text
@@ -165,46 +195,44 @@ def _resolve(views, ibi: Ibi, verbs, filepath: str, required_status: str, langua
         step_verbs = (
             verbs if verbs is not None and steps == verbs.steps else VerbList(steps, file_list)
         )
-        answers = []
-        for view in views:
-            answer = property_list(
-                view,
-                key,
-                filepath=filepath,
-                verbs=step_verbs,
-                relations=wanted_relations(view, steps),
-                urlkey=str,
-            )
-            if answer is not None:
-                answers.append((view, answer))
-        if not answers:
-            return _alert("not-found", chain)
-        if required_status == "Original":
-            originals = [(v, a) for v, a in answers if a.state == "Original"]
-            if not originals:
-                return _alert("no-original", chain, ibi=text)
-            if len(originals) > 1:
-                return _alert("conflict", chain, ibi=text)
-            answers = originals
-        live = [(v, a) for v, a in answers if a.state != "Deleted"]
-        if not live:
-            view, answer = answers[0]
-            return _alert(
-                "deleted",
-                chain,
-                archive=view.info.name,
-                address=view.info.address,
-                state="Deleted",
-                ibi=_first_form(answer.ibi) or text,
-            )
-        outcome = _from_answers(live, steps, languages)
+        answers = yield key, step_verbs, steps
+        outcome = _select(answers, steps, chain, text, required_status, languages)
         if isinstance(outcome, Resolution):
-            return replace(outcome, chain=tuple(chain))
-        if outcome is None:
-            return _alert("unavailable", chain, ibi=text)
+            return outcome
         next_ibi, steps = outcome
         key, text = parse_ibi(next_ibi).key, next_ibi
     return _alert("loop", chain)
+
+
+def _select(answers, steps: Relation, chain: list[str], text: str, required_status: str, languages):
+    """§6.2 over one round of answers: a Resolution (a URL or an alert), or the
+    (IBI, steps) to ask next."""
+    if not answers:
+        return _alert("not-found", chain)
+    if required_status == "Original":
+        originals = [(v, a) for v, a in answers if a.state == "Original"]
+        if not originals:
+            return _alert("no-original", chain, ibi=text)
+        if len(originals) > 1:
+            return _alert("conflict", chain, ibi=text)
+        answers = originals
+    live = [(v, a) for v, a in answers if a.state != "Deleted"]
+    if not live:
+        view, answer = answers[0]
+        return _alert(
+            "deleted",
+            chain,
+            archive=view.info.name,
+            address=view.info.address,
+            state="Deleted",
+            ibi=_first_form(answer.ibi) or text,
+        )
+    outcome = _from_answers(live, steps, languages)
+    if isinstance(outcome, Resolution):
+        return replace(outcome, chain=tuple(chain))
+    if outcome is None:
+        return _alert("unavailable", chain, ibi=text)
+    return outcome
 
 
 def _from_answers(answers, steps: Relation, languages: Sequence[str]):

@@ -1,0 +1,222 @@
+"""The live resolver under wrk: 2, 5 and 20 Archives on loopback, uncached and cached.
+
+Each Archive is a real ``ibistatic serve --join`` process over its own built site; the
+resolver is a real ``ibistatic resolver`` process.  Every uncached resolution asks every
+Archive (a urlRequest each, over pooled keep-alive connections) and acknowledges the one
+that gave the URL; a cached one asks no one.  Prints one line per run: redirects/s and
+wrk's p50/p99 latency.
+
+    python benchmarks/network_bench.py [--archives 2 5 20] [--items 200] [--seconds 10]
+                                       [--workdir DIR] [--profile]
+
+Anchors measured on this machine before (benchmarks/README.md): arklet 376 redirects/s,
+nginx ``map`` 104,500/s.  Goals: 500 resolutions/s uncached with 5 Archives, 5,000/s
+cached.  ``--profile`` runs the resolver under cProfile during the uncached run and
+prints where its time goes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+
+from archive_factory import write_archive, write_item  # noqa: E402
+from federation_helpers import (  # noqa: E402
+    SERVICE,
+    Process,
+    build_site,
+    start_archive,
+    write_keys,
+)
+
+WRK_SCRIPT = r"""
+local paths, threads, next_id = {}, {}, 0
+counts = {}
+function setup(thread)
+  next_id = next_id + 1
+  thread:set("id", next_id)
+  table.insert(threads, thread)
+end
+function init(args)
+  for line in io.lines(args[1]) do paths[#paths + 1] = line end
+  math.randomseed(7919 * id)
+end
+function request() return wrk.format("GET", paths[math.random(#paths)]) end
+function response(status, headers, body) counts[status] = (counts[status] or 0) + 1 end
+function done(summary, latency, requests)
+  local total = {}
+  for _, thread in ipairs(threads) do
+    for status, count in pairs(thread:get("counts")) do
+      total[status] = (total[status] or 0) + count
+    end
+  end
+  for status, count in pairs(total) do io.write(string.format("status %d %d\n", status, count)) end
+end
+"""
+
+
+def _service(number: int) -> str:
+    return f"bench.example.org/service{number}/2020/01.01.00.00"
+
+
+def _repository(archive: int, item: int) -> str:
+    return f"bench.example.org/a{archive}/2020/01.01.{item // 60:02d}.{item % 60:02d}"
+
+
+def make_network_sites(workdir: Path, archives: int, items: int) -> tuple[list[Path], list[str]]:
+    """`archives` sites of `items` items each, and the persistent-URL paths of all items."""
+    sites, paths = [], []
+    for number in range(archives):
+        tree = write_archive(
+            workdir / "trees" / f"a{number}", f"a{number}.example.org", _service(number)
+        )
+        for item in range(items):
+            repository = _repository(number, item)
+            write_item(tree, repository, state="Original", target="doc.txt", files={"doc.txt": "x"})
+            paths.append("/" + repository)
+        sites.append(build_site(tree, workdir / "sites" / f"a{number}"))
+    return sites, paths
+
+
+def wrk(port: int, paths_file: Path, seconds: int) -> dict:
+    script = paths_file.with_suffix(".lua")
+    script.write_text(WRK_SCRIPT, encoding="utf-8")
+    command = ["wrk", "-t2", "-c32", f"-d{seconds}s", "--latency", "-s", str(script)]
+    command += [f"http://127.0.0.1:{port}/", "--", str(paths_file)]
+    output = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    rate = float(re.search(r"Requests/sec:\s*([\d.]+)", output).group(1))
+    latency = dict(re.findall(r"^\s+(50|99)%\s+(\S+)\s*$", output, re.M))
+    statuses = dict(re.findall(r"^status (\d+) (\d+)$", output, re.M))
+    errors = re.search(r"Socket errors:.*|Non-2xx or 3xx responses: \d+", output)
+    return {
+        "rate": rate,
+        "p50": latency.get("50"),
+        "p99": latency.get("99"),
+        "statuses": statuses,
+        "errors": errors.group(0) if errors else "",
+    }
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of process `pid` so far (Linux /proc)."""
+    import os
+
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def measured(port: int, paths_file: Path, seconds: int, resolver, members) -> dict:
+    """wrk's figures, and the CPU the resolver and the Archives spent per answer: what
+    the machine's other load does not change."""
+    pids = [resolver.process.pid] + [member.process.pid for member in members]
+    before = [_cpu_seconds(pid) for pid in pids]
+    result = wrk(port, paths_file, seconds)
+    spent = [_cpu_seconds(pid) - was for pid, was in zip(pids, before)]
+    answers = max(1, sum(int(count) for count in result["statuses"].values()))
+    result["resolver_ms"] = spent[0] / answers * 1000
+    result["archives_ms"] = sum(spent[1:]) / answers * 1000
+    return result
+
+
+def _resolver(keys: Path, state: Path, port: int, cache: float, profile: Path | None) -> Process:
+    args = ["resolver", "--keys", str(keys), "--state", str(state), "--port", str(port)]
+    args += ["--cache-seconds", str(cache), "--timeout", "2"]
+    if profile is None:
+        process = Process(*args)
+    else:
+        process = Process.python("-m", "cProfile", "-o", str(profile), "-m", "ibistatic", *args)
+    process.wait_for(r"service at http://127\.0\.0\.1:(\d+)/")
+    return process
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def run_one(workdir: Path, archives: int, items: int, seconds: int, profile: bool) -> None:
+    sites, paths = make_network_sites(workdir, archives, items)
+    keys = write_keys(workdir / "keys.yaml", {_service(n): f"{n:010d}" for n in range(archives)})
+    state, port = workdir / "state.json", _free_port()
+    paths_file = workdir / "paths.txt"
+    paths_file.write_text("\n".join(paths) + "\n", encoding="utf-8")
+    profile_file = workdir / "resolver.prof" if profile else None
+    resolver = _resolver(keys, state, port, 0, profile_file)
+    members = []
+    try:
+        for number, site in enumerate(sites):
+            members.append(start_archive(site, port, f"{number:010d}")[0])
+        result = measured(port, paths_file, seconds, resolver, members)
+        _report(archives, "uncached", result)
+        resolver.stop()
+        if profile_file is not None:
+            _print_profile(profile_file)
+        resolver = _resolver(keys, state, port, 3600, None)  # the same Archives, from --state
+        for path in paths:  # warm the cache: one resolution per URL
+            subprocess.run(["curl", "-s", "-o", "/dev/null", f"http://127.0.0.1:{port}{path}"])
+        _report(archives, "cached", measured(port, paths_file, seconds, resolver, members))
+    finally:
+        for member in members:
+            member.stop()
+        resolver.stop()
+
+
+def _report(archives: int, mode: str, result: dict) -> None:
+    cpu = result["resolver_ms"] + result["archives_ms"]
+    print(
+        f"{archives:>2} Archives, {mode:8}: {result['rate']:>8,.0f} redirects/s  "
+        f"p50 {result['p50']}  p99 {result['p99']}  statuses {result['statuses']} "
+        f"{result['errors']}\n    CPU per answer: resolver {result['resolver_ms']:.2f} ms, "
+        f"Archives {result['archives_ms']:.2f} ms (2 idle cores: about {2000 / cpu:,.0f}/s); "
+        f"load average {_load()}",
+        flush=True,
+    )
+
+
+def _load() -> str:
+    import os
+
+    return " ".join(f"{value:.1f}" for value in os.getloadavg())
+
+
+def _print_profile(path: Path) -> None:
+    import pstats
+
+    print("  resolver profile (uncached), top 15 by own time:")
+    pstats.Stats(str(path)).sort_stats("tottime").print_stats(15)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--archives", type=int, nargs="+", default=[2, 5, 20])
+    parser.add_argument("--items", type=int, default=200, help="items per Archive")
+    parser.add_argument("--seconds", type=int, default=10, help="seconds of each wrk run")
+    parser.add_argument("--workdir", type=Path, default=None)
+    parser.add_argument("--profile", action="store_true", help="profile the uncached resolver")
+    args = parser.parse_args()
+    if shutil.which("wrk") is None:
+        sys.exit("wrk is not installed (Debian package wrk)")
+    print(f"ibistatic from {ROOT}; wrk -t2 -c32 -d{args.seconds}s; service /{SERVICE}")
+    for archives in args.archives:
+        workdir = Path(tempfile.mkdtemp(prefix=f"network-{archives}-", dir=args.workdir))
+        try:
+            run_one(workdir, archives, args.items, args.seconds, args.profile)
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
+        time.sleep(1)
+
+
+if __name__ == "__main__":
+    main()

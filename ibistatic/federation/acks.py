@@ -1,0 +1,200 @@
+"""urlkeys and acknowledgments: the Archive side of access counting (resolution-system §6.2).
+
+Each urlRequest answer with a URL carries a fresh ``urlkey`` (Table 5.1 grammar); the
+resolver sends it back in the ``acknowledgment`` of Table 6.11 when it returns that URL
+to a reader.  An Archive that counts accesses must only count acknowledgments of keys it
+issued, so keys here are unforgeable (an HMAC), expire, and are spent on use.  Each
+accepted acknowledgment is one access: a JSON line in the ack log (:class:`AckLog`),
+summarised per item by ``ibistatic acks`` (:func:`summarise`).
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import re
+import secrets
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import UsageError
+
+__all__ = ["UrlKeys", "AckLog", "ack_record", "summarise", "ItemCount", "DEFAULT_KEY_SECONDS"]
+
+#: how long an issued urlkey may be acknowledged (a resolver acknowledges at once)
+DEFAULT_KEY_SECONDS = 600.0
+#: the required pairs of an acknowledgment (Table 6.11, "obr.")
+REQUIRED = (
+    "clientinformation.ipaddress",
+    "contenttype",
+    "state",
+    "url",
+    "url.persistent",
+    "urlkey",
+)
+
+
+class UrlKeys:
+    """Issues unguessable urlkeys that expire after `seconds`, and spends them.
+
+    A key is ``<issue second>-<10 random digits><16 digits of an HMAC>`` (Table 5.1:
+    ``10*DIGIT ["-" 10*DIGIT]``): the HMAC (SHA-256, a secret made at start) makes keys
+    unforgeable and lets any process holding the secret check one, so the forked workers
+    of ``serve --workers`` all accept the keys any of them issued, with no shared state
+    and no memory per issued key.  A spent key is remembered until it expires (at most
+    `capacity` of them; the oldest are forgotten first), so each is accepted once per
+    process.
+    """
+
+    _KEY = re.compile(r"([0-9]{10})-([0-9]{10})([0-9]{16})")
+
+    def __init__(
+        self,
+        seconds: float = DEFAULT_KEY_SECONDS,
+        capacity: int = 1_000_000,
+        clock: Callable[[], float] = time.time,
+        secret: bytes | None = None,
+    ) -> None:
+        if seconds <= 0:
+            raise UsageError(f"urlkey lifetime {seconds!r}: expected a positive number of seconds")
+        self.seconds, self.capacity, self.clock = seconds, capacity, clock
+        self._secret = secret if secret is not None else secrets.token_bytes(32)
+        self._spent: OrderedDict[str, float] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __call__(self) -> str:
+        """A fresh key."""
+        body = f"{int(self.clock()):010d}-{secrets.randbelow(10**10):010d}"
+        return body + self._mac(body)
+
+    def _mac(self, body: str) -> str:
+        digest = hmac.new(self._secret, body.encode("ascii"), "sha256").digest()
+        return f"{int.from_bytes(digest[:8], 'big') % 10**16:016d}"
+
+    def spend(self, key: str) -> bool:
+        """Whether `key` was issued with this secret, has not expired and was not spent
+        here before; spends it."""
+        match = self._KEY.fullmatch(key)
+        if match is None:
+            return False
+        body = key[:-16]
+        if not hmac.compare_digest(self._mac(body), match.group(3)):
+            return False
+        now = self.clock()
+        expiry = int(match.group(1)) + self.seconds
+        if expiry <= now:
+            return False
+        with self._lock:
+            self._forget_spent(now)
+            if key in self._spent:
+                return False
+            self._spent[key] = expiry
+        return True
+
+    def __len__(self) -> int:
+        """How many spent keys are remembered."""
+        return len(self._spent)
+
+    def _forget_spent(self, now: float) -> None:
+        while self._spent:
+            key, expiry = next(iter(self._spent.items()))
+            if expiry > now and len(self._spent) < self.capacity:
+                break
+            del self._spent[key]
+
+
+def ack_record(query: Mapping[str, str], client_ip: str | None, when: float) -> dict:
+    """The JSON record of an acknowledgment's decoded pairs (Table 6.11); a UsageError
+    names a required pair that is missing."""
+    for name in REQUIRED:
+        if not query.get(name):
+            raise UsageError(f"acknowledgment without {name} (Table 6.11 requires it)")
+    return {
+        "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(when)),
+        "ibi": query.get("ibi", ""),
+        "url": query["url"],
+        "url.persistent": query["url.persistent"],
+        "contenttype": query["contenttype"],
+        "state": query["state"],
+        "clientinformation.ipaddress": query["clientinformation.ipaddress"],
+        "resolver": client_ip,
+    }
+
+
+class AckLog:
+    """Counts accepted acknowledgments per item and appends each to a JSON-lines file
+    (when given one): one line per access, written whole and flushed."""
+
+    def __init__(self, path: Path | str | None = None) -> None:
+        self.path = Path(path) if path is not None else None
+        self.counts: dict[str, int] = {}
+        self._lock = threading.Lock()
+        self._file = None
+        if self.path is not None:
+            try:
+                self._file = self.path.open("a", encoding="utf-8")
+            except OSError as error:
+                raise UsageError(
+                    f"--ack-log {self.path}: cannot append: {error.strerror}"
+                ) from None
+
+    def add(self, record: dict) -> None:
+        line = json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n"
+        with self._lock:
+            self.counts[record["ibi"]] = self.counts.get(record["ibi"], 0) + 1
+            if self._file is not None:
+                self._file.write(line)
+                self._file.flush()
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+
+
+@dataclass
+class ItemCount:
+    """The accesses of one item: how many, when first and last, by content type."""
+
+    ibi: str
+    count: int = 0
+    first: str = ""
+    last: str = ""
+    by_type: dict[str, int] = field(default_factory=dict)
+
+    def as_json(self) -> dict:
+        return {
+            "ibi": self.ibi,
+            "count": self.count,
+            "first": self.first,
+            "last": self.last,
+            "contenttype": dict(sorted(self.by_type.items())),
+        }
+
+
+def summarise(lines: Iterable[str], where: str) -> tuple[list[ItemCount], list[str]]:
+    """Accesses per item from ack-log lines, most accessed first, and a message for each
+    line that is not an ack record (naming `where` and the line number)."""
+    counts: dict[str, ItemCount] = {}
+    problems: list[str] = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+            ibi, when = record["ibi"], record["time"]
+            kind = record.get("contenttype", "")
+        except (ValueError, KeyError, TypeError) as error:
+            kind_of = "no key " + str(error) if isinstance(error, KeyError) else "not JSON"
+            problems.append(f"{where}:{number}: not an acknowledgment record ({kind_of})")
+            continue
+        item = counts.setdefault(ibi, ItemCount(ibi))
+        item.count += 1
+        item.first = min(item.first or when, when)
+        item.last = max(item.last, when)
+        item.by_type[kind] = item.by_type.get(kind, 0) + 1
+    ordered = sorted(counts.values(), key=lambda item: (-item.count, item.ibi))
+    return ordered, problems

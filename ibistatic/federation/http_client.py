@@ -1,0 +1,127 @@
+"""A small HTTP/1.1 GET client for the resolver's fan-out: pooled keep-alive connections,
+one timeout per request, answers parsed by httptools (the parser the server runs on).
+
+Measured against aiohttp's client for the same fan-out (5 Archives, loopback): about a
+third of the CPU per request, which is most of the resolver's own work.  It does only
+what the protocol needs: ``GET`` of ``http://`` URLs, a bounded body, no redirects.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from urllib.parse import urlsplit
+
+import httptools
+
+__all__ = ["HttpClient"]
+
+
+class _Connection(asyncio.Protocol):
+    """One kept-alive connection: one request at a time."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.transport: asyncio.Transport | None = None
+        self.parser = httptools.HttpResponseParser(self)
+        self.waiter: asyncio.Future | None = None
+        self.body: list[bytes] = []
+        self.size = 0
+        self.closed = False
+        self.reusable = False
+
+    def connection_made(self, transport) -> None:
+        self.transport = transport
+
+    def connection_lost(self, exc) -> None:
+        self.closed = True
+        self._fail(OSError("the connection was closed before the answer ended"))
+
+    def data_received(self, data: bytes) -> None:
+        try:
+            self.parser.feed_data(data)
+        except httptools.HttpParserError as error:
+            self._fail(OSError(f"not an HTTP answer ({error})"))
+            self.transport.close()
+
+    # httptools callbacks
+    def on_body(self, data: bytes) -> None:
+        self.size += len(data)
+        if self.size > self.limit:
+            self._fail(OSError(f"an answer over {self.limit} bytes"))
+            self.transport.close()
+            return
+        self.body.append(data)
+
+    def on_message_complete(self) -> None:
+        self.reusable = self.parser.should_keep_alive()
+        if self.waiter is not None and not self.waiter.done():
+            self.waiter.set_result((self.parser.get_status_code(), b"".join(self.body)))
+
+    def _fail(self, error: Exception) -> None:
+        if self.waiter is not None and not self.waiter.done():
+            self.waiter.set_exception(error)
+
+    def send(self, request: bytes) -> asyncio.Future:
+        self.body, self.size, self.reusable = [], 0, False
+        self.waiter = asyncio.get_running_loop().create_future()
+        self.transport.write(request)
+        return self.waiter
+
+
+class HttpClient:
+    """GETs with a per-request `timeout` (seconds), connections kept per host."""
+
+    def __init__(self, timeout: float = 2.0, limit: int = 1 << 20, idle: int = 64) -> None:
+        self.timeout, self.limit, self.idle = timeout, limit, idle
+        self._pools: dict[tuple[str, int], list[_Connection]] = {}
+
+    async def get(self, url: str) -> tuple[int, bytes]:
+        """(status, body); raises OSError (also for a timeout)."""
+        parts = urlsplit(url)
+        if parts.scheme != "http" or not parts.hostname:
+            raise OSError(f"not an http:// URL: {url[:100]!r}")
+        host, port = parts.hostname, parts.port or 80
+        target = (parts.path or "/") + ("?" + parts.query if parts.query else "")
+        request = f"GET {target} HTTP/1.1\r\nHost: {parts.netloc}\r\n\r\n".encode("latin-1")
+        try:
+            async with asyncio.timeout(self.timeout):
+                return await self._exchange((host, port), request)
+        except TimeoutError:
+            raise OSError(f"no answer within {self.timeout:g} s") from None
+
+    async def _exchange(self, key: tuple[str, int], request: bytes) -> tuple[int, bytes]:
+        pool = self._pools.setdefault(key, [])
+        while pool:  # a kept connection, unless the server closed it meanwhile
+            connection = pool.pop()
+            if connection.closed:
+                continue
+            try:
+                return await self._send(connection, pool, request)
+            except OSError:
+                if connection.size:  # it had begun to answer: a real failure
+                    raise
+        connection = await self._connect(key)
+        return await self._send(connection, pool, request)
+
+    async def _send(self, connection: _Connection, pool: list, request: bytes):
+        try:
+            answer = await connection.send(request)
+        except BaseException:
+            connection.transport.close()
+            raise
+        if connection.reusable and not connection.closed and len(pool) < self.idle:
+            pool.append(connection)
+        else:
+            connection.transport.close()
+        return answer
+
+    async def _connect(self, key: tuple[str, int]) -> _Connection:
+        loop = asyncio.get_running_loop()
+        _, connection = await loop.create_connection(lambda: _Connection(self.limit), *key)
+        return connection
+
+    async def close(self) -> None:
+        for pool in self._pools.values():
+            for connection in pool:
+                connection.transport.close()
+        self._pools.clear()

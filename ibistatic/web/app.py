@@ -1,0 +1,215 @@
+"""The Archive server's answers, request in, response out, with no I/O of the network.
+
+:class:`ArchiveApp` answers one request at a time from a built site; the ASGI and WSGI
+adapters (``web/asgi.py``, ``web/wsgi.py``) and the built-in server (``web/server.py``)
+only carry bytes.  What a request gets, in this order:
+
+1. ``/<archive service IBI>?servicesubject=...``: the Archive service of resolution-system
+   §7 (``text/plain``), from the `service` callable (``web/service.py`` by default);
+2. a persistent URL the build precomputed (most of them): its redirect, at once;
+3. a file of the built site (``/`` is ``index.html``; pages, assets, ``index/*.json``),
+   as a static host serves it, with ``ETag``/``Last-Modified`` and ``304``; never a file
+   outside the site (``..``, encoded slashes, symlinks leading out, hidden files);
+4. anything else: resolved (:mod:`ibistatic.resolver`), then a redirect or an alert page
+   with the status :func:`~ibistatic.core.http.http_answer` gives.
+
+A request that is not one (a target with a control character, a space or a non-ASCII
+byte, a bad ``%`` escape, a path that is not UTF-8) gets ``400 text/plain`` naming what
+was wrong; a method other than GET and HEAD gets ``405``.  No header value carries a
+control character: every one is built by :func:`~ibistatic.core.http.header_value`.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import threading
+import time
+from collections.abc import Callable, Mapping
+from http import HTTPStatus
+from pathlib import Path
+from typing import NamedTuple
+from urllib.parse import unquote_to_bytes
+
+from ..core.http import http_answer
+from ..core.properties import new_urlkey
+from ..errors import IbistaticError
+from ..index.reader import find_index_dir
+from ..resolver import Resolver
+from .service import service_answer
+from .static import StaticFiles
+
+__all__ = ["ArchiveApp", "Response", "Service", "default_service"]
+
+#: (views, target, client_ip) -> (status, text) for a service request, else None
+Service = Callable[[object, str, str | None], "tuple[HTTPStatus, str] | None"]
+
+
+class Response(NamedTuple):
+    status: int
+    headers: tuple[tuple[str, str], ...]
+    body: bytes
+
+
+_PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="robots" content="noindex">
+<title>{title}</title></head>
+<body><h1>{title}</h1><p>{message}</p><p><code>{url}</code></p></body></html>
+"""
+# What an origin-form request target may hold: visible ASCII (RFC 9112 §3.2, RFC 3986).
+_TARGET = re.compile(r"/[\x21-\x7e]*")
+_BAD_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
+_TEXT = "text/plain; charset=utf-8"
+
+
+def default_service(urlkey=new_urlkey, filtered: bool = True) -> Service:
+    """The Archive service of ``web/service.py`` (keys from `urlkey`; FILTRARLISTADEURL
+    applied unless `filtered` is False)."""
+
+    def answer(views, target: str, client_ip: str | None):
+        if "servicesubject=" not in target:
+            return None  # the common case, without parsing the URL
+        return service_answer(views, target, urlkey, filtered)
+
+    return answer
+
+
+class ArchiveApp:
+    """The answers of a built site (or of its ``index/`` folder alone: then no files)."""
+
+    #: how often (seconds) the index is checked for a rebuild: one stat, not one per request
+    RELOAD_EVERY = 1.0
+
+    def __init__(
+        self,
+        site: Path | str,
+        *,
+        service: Service | None = None,
+        resolver: Resolver | None = None,
+    ) -> None:
+        index_dir = find_index_dir(site)
+        self.resolver = resolver or Resolver(index_dir)
+        self.service = service or default_service()
+        root = Path(site)
+        self.static = StaticFiles(root) if index_dir == root / "index" else None
+        self._checked = time.monotonic()
+        self._lock = threading.Lock()
+
+    def respond(
+        self,
+        method: str,
+        target: str,
+        headers: Mapping[str, str],
+        client_ip: str | None = None,
+    ) -> Response:
+        """The response to `method` `target` (the request target as sent: path and
+        query, percent-encoded) with `headers` (names in lower case)."""
+        response = self._answer(method, target, headers, client_ip)
+        if method == "HEAD":
+            return response._replace(body=b"")
+        return response
+
+    def _answer(self, method, target, headers, client_ip) -> Response:
+        if method not in ("GET", "HEAD"):
+            return text_response(
+                HTTPStatus.METHOD_NOT_ALLOWED,
+                f"method {method} not allowed: this server answers GET and HEAD\n",
+                (("Allow", "GET, HEAD"),),
+            )
+        problem = target_problem(target)
+        if problem:
+            return text_response(HTTPStatus.BAD_REQUEST, f"bad request: {problem}\n")
+        self._reload_if_due()
+        views = self.resolver.views
+        service = self.service(views, target, client_ip)
+        if service is not None:
+            status, text = service
+            data = text.encode("ascii", "replace")
+            return Response(int(status), _content("text/plain; charset=us-ascii", data), data)
+        answer = self.resolver.precomputed(target[1:])
+        if answer is not None:
+            return self._resolved(answer, target)
+        if self.static is not None:
+            found = self.static.respond(target, headers)
+            if found is not None:
+                return found
+        elif target == "/":
+            return self._home()
+        return self._resolve(target, headers.get("accept-language"), client_ip)
+
+    def _resolve(self, target: str, accept_language: str | None, client_ip) -> Response:
+        try:
+            result = self.resolver.resolve(target[1:], accept_language, client_ip)
+        except IbistaticError as error:
+            folder = self.static.folder_redirect(target) if self.static else None
+            if folder is not None:
+                return folder
+            message = str(error).splitlines()[0]
+            return page(HTTPStatus.BAD_REQUEST, "Not a persistent URL", message, target)
+        return self._resolved(result, target)
+
+    def _resolved(self, result, target: str) -> Response:
+        answer = http_answer(result, result.asked)
+        if answer.location is None:
+            return page(answer.status, result.alert, result.message, target, answer.headers)
+        return Response(answer.status, answer.headers + (("Content-Length", "0"),), b"")
+
+    def _home(self) -> Response:
+        site = self.resolver.index.site_url
+        message = f"This server resolves the persistent URLs of {site}: ask for /<IBI>."
+        return page(HTTPStatus.OK, "ibistatic", message, "/")
+
+    def _reload_if_due(self) -> None:
+        now = time.monotonic()
+        if now - self._checked > self.RELOAD_EVERY:
+            with self._lock:
+                if now - self._checked > self.RELOAD_EVERY:
+                    self._checked = now
+                    self.resolver.reload_if_changed()
+
+
+def target_problem(target: str) -> str | None:
+    """What makes `target` no request target this server answers, or None."""
+    if not _TARGET.fullmatch(target):
+        if not target.startswith("/"):
+            return f"the request target {target[:80]!r} does not start with '/'"
+        position = next(i for i, c in enumerate(target) if not "\x21" <= c <= "\x7e")
+        return (
+            f"character {target[position]!r} at position {position} of the request target: "
+            "expected visible ASCII (percent-encode the rest)"
+        )
+    if "%" not in target:
+        return None
+    path = target.partition("?")[0]
+    bad = _BAD_ESCAPE.search(path)
+    if bad:
+        return (
+            f"bad percent-encoding {path[bad.start() : bad.start() + 3]!r} at position "
+            f"{bad.start()} of the path: expected '%' and two hexadecimal digits"
+        )
+    if "%" in path:
+        try:
+            unquote_to_bytes(path).decode("utf-8")
+        except UnicodeDecodeError as error:
+            return (
+                f"the path is not UTF-8 once percent-decoded (byte {error.object[error.start]:#04x} "
+                f"at decoded position {error.start}): expected percent-encoded UTF-8"
+            )
+    return None
+
+
+def _content(content_type: str, data: bytes, extra=()) -> tuple[tuple[str, str], ...]:
+    return tuple(extra) + (("Content-Type", content_type), ("Content-Length", str(len(data))))
+
+
+def text_response(status: int, text: str, extra=()) -> Response:
+    data = text.encode("utf-8")
+    return Response(int(status), _content(_TEXT, data, extra), data)
+
+
+def page(status: int, title: str, message: str, url: str, extra=()) -> Response:
+    """A small HTML page (alerts, requests that are no persistent URL)."""
+    body = _PAGE.format(
+        title=html.escape(title), message=html.escape(message), url=html.escape(url)
+    ).encode("utf-8")
+    return Response(int(status), _content("text/html; charset=utf-8", body, extra), body)

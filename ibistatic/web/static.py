@@ -1,0 +1,154 @@
+"""The built site's files, served as a static host serves them.
+
+``/`` and every folder asked with its ``/`` are their ``index.html``; a folder asked
+without it is a persistent URL first (``/<IBI>`` and ``/<IBI>/`` differ: a redirect, and
+its page), and gets a ``301`` to ``.../`` only when it is none.  Content types follow the file's
+suffix; ``ETag`` and ``Last-Modified`` let clients ask again with ``If-None-Match`` or
+``If-Modified-Since`` and get ``304``.  Nothing outside the site is ever read: a path
+with ``..``, a ``.`` segment, a hidden name, an encoded ``/`` or ``\\``, a NUL, or a
+symlink whose target lies outside the site is no file here (the request goes on to the
+resolver, which answers it as a URL).
+"""
+
+from __future__ import annotations
+
+import mimetypes
+import os
+import time
+from collections.abc import Mapping
+from email.utils import formatdate, parsedate_to_datetime
+from pathlib import Path
+from urllib.parse import unquote_to_bytes
+
+from ..core.http import header_value
+
+__all__ = ["StaticFiles", "content_type"]
+
+_TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".json": "application/json",
+    ".js": "text/javascript; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".xml": "application/xml",
+    ".txt": "text/plain; charset=utf-8",
+    ".conf": "text/plain; charset=utf-8",
+    ".svg": "image/svg+xml",
+    ".png": "image/png",
+    ".ico": "image/x-icon",
+    ".woff2": "font/woff2",
+}
+_NAMED = {"_redirects": "text/plain; charset=utf-8", "_headers": "text/plain; charset=utf-8"}
+#: files larger than this are not served (the built site has none; a stray one costs no memory)
+MAX_FILE_BYTES = 64 * 1024 * 1024
+
+
+def content_type(name: str) -> str:
+    """The Content-Type of a file of the site, from its name."""
+    if name in _NAMED:
+        return _NAMED[name]
+    suffix = os.path.splitext(name)[1].lower()
+    if suffix in _TYPES:
+        return _TYPES[suffix]
+    guessed, _ = mimetypes.guess_type(name)
+    return guessed or "application/octet-stream"
+
+
+class StaticFiles:
+    def __init__(self, root: Path | str) -> None:
+        # Not resolved once: a built site is a link that each build points at a new
+        # generation (store/swap.py), so it is followed again (at most once a second).
+        self.root = Path(root).absolute()
+        self._real_root = str(self.root)
+        self._root_checked: float | None = None
+
+    def respond(self, target: str, headers: Mapping[str, str]):
+        """The response for `target` when it names a file or folder of the site, else None."""
+
+        path = target.partition("?")[0]
+        found = self.find(path)
+        if found is None:
+            return None
+        if found.is_dir():
+            if not path.endswith("/"):
+                return None  # a persistent URL first (the page at .../ is its stand-in)
+            found = found / "index.html"
+            if not found.is_file():
+                return None
+        return self._file(found, headers)
+
+    def folder_redirect(self, target: str):
+        """A ``301`` to ``target/`` when `target` names a folder of the site without its
+        ``/`` (its page's relative links need it), else None."""
+        from .app import Response
+
+        path = target.partition("?")[0]
+        if path.endswith("/"):
+            return None
+        found = self.find(path)
+        if found is None or not found.is_dir():
+            return None
+        location = header_value(path + "/" + target[len(path) :])
+        return Response(301, (("Location", location), ("Content-Length", "0")), b"")
+
+    def find(self, path: str) -> Path | None:
+        """The file or folder that `path` (percent-encoded) names inside the site, or None."""
+        raw = unquote_to_bytes(path)
+        if b"\0" in raw or b"\\" in raw or "%2f" in path.lower():
+            return None
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+        parts = [part for part in text.split("/") if part]
+        if any(part.startswith(".") for part in parts):
+            return None  # '..', '.', and hidden files alike
+        root = self._generation()
+        candidate = os.path.join(root, *parts)
+        try:
+            os.stat(candidate)  # one system call for the many requests that name no file
+            real = os.path.realpath(candidate, strict=True)
+        except (OSError, ValueError):  # missing, a name too long, a symlink loop
+            return None
+        if real != root and not real.startswith(root + os.sep):
+            return None  # a symlink that leaves the site
+        return Path(real)
+
+    def _generation(self) -> str:
+        """The tree the site link points at now (looked up at most once a second)."""
+        now = time.monotonic()
+        if self._root_checked is None or now - self._root_checked > 1.0:
+            self._real_root = os.path.realpath(self.root)
+            self._root_checked = now
+        return self._real_root
+
+    def _file(self, path: Path, headers: Mapping[str, str]):
+        from .app import Response
+
+        stat = path.stat()
+        if stat.st_size > MAX_FILE_BYTES:
+            return None
+        etag = f'"{stat.st_mtime_ns:x}-{stat.st_size:x}"'
+        modified = formatdate(stat.st_mtime, usegmt=True)
+        common = (("ETag", etag), ("Last-Modified", modified))
+        if _not_modified(headers, etag, stat.st_mtime):
+            return Response(304, common, b"")
+        data = path.read_bytes()
+        return Response(
+            200,
+            common
+            + (("Content-Type", content_type(path.name)), ("Content-Length", str(len(data)))),
+            data,
+        )
+
+
+def _not_modified(headers: Mapping[str, str], etag: str, mtime: float) -> bool:
+    match = headers.get("if-none-match")
+    if match is not None:
+        return match.strip() == "*" or etag in [tag.strip() for tag in match.split(",")]
+    since = headers.get("if-modified-since")
+    if since is None:
+        return False
+    try:
+        return int(mtime) <= parsedate_to_datetime(since).timestamp()
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return False
