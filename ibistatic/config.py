@@ -44,6 +44,7 @@ class SiteConfig:
     modifiers: str | tuple[str, ...] = "default"
     catalog: bool = False
     cache: Path | None = None
+    hosts: tuple[str, ...] = ()  # the host profiles chosen (site/hosts/); () the portable output
 
     @property
     def cache_dir(self) -> Path:
@@ -199,6 +200,28 @@ def _cache(report: _Report, key: str, value, context: dict) -> Path | None:
     return (context["base"] / value).resolve()
 
 
+def _hosts(report: _Report, key: str, value, context: dict) -> tuple[str, ...] | None:
+    from .site.hosts.names import HOST_NAMES
+
+    expected = "a list of host names: " + ", ".join(HOST_NAMES)
+    if not isinstance(value, list) or not all(isinstance(name, str) for name in value):
+        report.error(key, f"found {_found(value)}", expected)
+        return None
+    unknown = [name for name in value if name not in HOST_NAMES]
+    if unknown:
+        report.error(key, f"found the unknown host {_found(unknown[0])}", expected)
+        return None
+    from .errors import ConfigError
+    from .site.hosts.names import check_hosts
+
+    try:
+        check_hosts(value)
+    except ConfigError as error:
+        report.error(key, f"found {_found(value)}", str(error).split(": ", 1)[1])
+        return None
+    return tuple(dict.fromkeys(value))  # each once, in the order given
+
+
 SITE_URL = "an absolute http(s) URL such as https://ibi.example.org/, without query or fragment"
 #: the keys of ibistatic.yaml: its table in docs/configuration.md is made from this
 CONFIG_SCHEMA = Schema(
@@ -252,6 +275,15 @@ CONFIG_SCHEMA = Schema(
             "only what changed)",
             "`.<output>.ibistatic-cache` beside the output (never inside it)",
             read=_cache,
+        ),
+        Field(
+            "hosts",
+            "the [hosts](hosting.md#host-profiles) the site is published on: `github-pages`, "
+            "`netlify`, `cloudflare-pages`, `nginx`, `apache`, `s3`; each writes what that host "
+            "needs and warns when the site passes its limits; `build --host` overrides it",
+            "none: the portable output (`404.html`, `.nojekyll`, `_redirects`), no host's limits checked",
+            read=_hosts,
+            absent=(),
         ),
     ),
 )

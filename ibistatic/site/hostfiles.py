@@ -49,20 +49,13 @@ from ..core.relations import Relation, parse_modifier
 __all__ = [
     "HostRule",
     "host_rules",
-    "limit_warnings",
     "browser_path",
     "apache_key",
     "redirects_text",
     "write_host_files",
     "host_files",
-    "CLOUDFLARE_STATIC_LIMIT",
-    "NETLIFY_ADVISED_LIMIT",
+    "redirect_rules",
 ]
-
-#: Cloudflare Pages applies at most 2,000 static redirect rules (and 100 dynamic ones).
-CLOUDFLARE_STATIC_LIMIT = 2000
-#: Netlify advises fewer than 10,000 rules in ``_redirects``.
-NETLIFY_ADVISED_LIMIT = 10000
 
 # RFC 3986 pchar without pct-encoded, plus "/": what browsers send unescaped in a path.
 PATH_SAFE = URL_PATH_SAFE
@@ -123,32 +116,9 @@ def host_rules(published: Iterable) -> list[HostRule]:
     return [rules[path] for path in sorted(rules)]
 
 
-def _redirect_rules(rules: list[HostRule]) -> list[HostRule]:
+def redirect_rules(rules: list[HostRule]) -> list[HostRule]:
+    """The rules that redirect (not the 410s)."""
     return [rule for rule in rules if rule.url is not None]
-
-
-def limit_warnings(rules: list[HostRule]) -> list[str]:
-    """Warnings about what Netlify and Cloudflare Pages will not apply of `_redirects`."""
-    redirects = _redirect_rules(rules)
-    count = len(redirects)
-    warnings = []
-    if count > CLOUDFLARE_STATIC_LIMIT:
-        warnings.append(
-            f"_redirects: {count:,} rules; Cloudflare Pages applies at most "
-            f"{CLOUDFLARE_STATIC_LIMIT:,} static redirects (the pages still redirect the rest)"
-        )
-    if count > NETLIFY_ADVISED_LIMIT:
-        warnings.append(
-            f"_redirects: {count:,} rules; Netlify advises fewer than {NETLIFY_ADVISED_LIMIT:,} "
-            f"(the pages still redirect in the browser; see docs/hosting.md)"
-        )
-    plain_http = sum(1 for rule in redirects if rule.url.startswith("http://"))
-    if plain_http:
-        warnings.append(
-            f"_redirects: {plain_http:,} of {count:,} rules redirect to http:// URLs, which "
-            f"Cloudflare Pages ignores (it accepts only https:// or relative destinations)"
-        )
-    return warnings
 
 
 def browser_path(path: str) -> str:
@@ -193,50 +163,41 @@ def _site_path(site_url: str) -> str:
 
 
 def redirects_text(rules: list[HostRule], base: str = "/") -> str:
-    """``_redirects``: ``/<path> <url> <status>`` per line (Netlify, Cloudflare Pages)."""
-    return _text(_redirects_lines(rules, base))
+    """The portable ``_redirects``: ``/<path> <url> <status>`` per redirect, unforced
+    (what Netlify and Cloudflare Pages both read; docs/hosting.md)."""
+    return _text(redirects_lines(rules, base))
 
 
 def _text(lines: Iterable[str]) -> str:
     return "".join(line + "\n" for line in lines)
 
 
-def _redirects_lines(rules: list[HostRule], base: str) -> Iterator[str]:
+def redirects_lines(rules: list[HostRule], base: str) -> Iterator[str]:
     yield f"# Redirect rules for Netlify and Cloudflare Pages, {_EDITED}."
-    yield "# 303 for metadata, 302 otherwise; see docs/hosting.md for each host's limits."
+    yield "# 303 for metadata, 302 otherwise; choose a host (`hosts:`) for its own form; docs/hosting.md."
     for rule in rules:
         if rule.url is not None:
             yield f"{browser_path(base + rule.path)} {rule.url} {rule.status}"
 
 
 def host_files(config, rules: list[HostRule]) -> Iterator[tuple[str, Iterator[str]]]:
-    """(path inside the site, its lines) of each host file, one file at a time and each
-    line made when asked: at 100,000 items each file is about 50 MB."""
-    # imported here: serverconfs builds on this module's rules and path spellings
-    from .serverconfs import (
-        _apache_map_lines,
-        _apache_status_lines,
-        _nginx_map_lines,
-        apache_conf_text,
-        nginx_server_text,
-    )
+    """(path inside the site, its lines) of the host files of `config.hosts`
+    (ibistatic.site.hosts), each line made when asked: at 100,000 items a file is
+    about 50 MB.  Never a server configuration: those name the build machine's paths
+    and are written by ``ibistatic server-config``, outside the published tree."""
+    from .hosts import profile_files  # the profiles build on this module's rules
 
-    base = _site_path(config.site_url)
-    yield "_redirects", _redirects_lines(rules, base)
-    folded = _case_folded(rules)  # nginx and Apache ignore case; computed once
-    yield "_ibistatic/nginx-map.conf", _nginx_map_lines(folded, base)
-    yield "_ibistatic/nginx-server.conf", iter(nginx_server_text(config.output, base).splitlines())
-    yield "_ibistatic/apache-rewritemap.txt", _apache_map_lines(folded)
-    yield "_ibistatic/apache-status.txt", _apache_status_lines(folded)
-    yield "_ibistatic/apache.conf", iter(apache_conf_text(config.output, base).splitlines())
+    yield from profile_files(config, rules, _site_path(config.site_url))
 
 
 def write_host_files(config, published, out: Path) -> list[str]:
-    """Write ``_redirects`` and ``_ibistatic/*`` for the published URLs into `out` (the
-    staging tree of `config.output`, whose final path the snippets name); return warnings."""
+    """Write the host files of `config.hosts` for the published URLs into `out`;
+    return the warnings about those hosts' rule limits."""
+    from .hosts import rule_warnings
+
     out = Path(out)
     rules = host_rules(published)
-    (out / "_ibistatic").mkdir(parents=True, exist_ok=True)
     for relative, lines in host_files(config, rules):
+        (out / relative).parent.mkdir(parents=True, exist_ok=True)
         (out / relative).write_text(_text(lines), encoding="utf-8", newline="\n")
-    return limit_warnings(rules)
+    return rule_warnings(config.hosts, rules)
