@@ -95,6 +95,9 @@ def rule_warnings(rules: list[HostRule]) -> list[str]:
 def worker_script(base: str) -> str:
     """``_worker.js``: facts.js, resolve.js and the handler, in one module."""
     resolver = (SITE_SRC / "assets" / "resolve.js").read_text(encoding="utf-8")
+    # facts.js sets globalThis.ibistaticFacts above it; its require() (for node) would
+    # send Cloudflare's bundler (esbuild) looking for a file the worker does not have
+    resolver = resolver.replace('require("./facts.js")', "null")
     handler = (SITE_SRC / "cloudflare-worker.js").read_text(encoding="utf-8")
     handler = handler.replace("__IBISTATIC_BASE__", json.dumps(base))
     return (
