@@ -1,0 +1,243 @@
+"""A deployment check: what a live deployment must answer for each persistent URL form.
+
+The pure part of ``ibistatic check-deployment`` (docs/cli/check-deployment.md): the
+persistent URL forms worth asking, derived from a built index (every precomputed form,
+the other modifier compositions, other case spellings and escapes, ``/ibi/`` forms, file
+paths, ``?ibiurl.`` queries, ``+`` with ``Accept-Language``, deleted and unknown IBIs),
+the answer each must get (status and ``Location``, by ``ibistatic resolve``'s logic and
+:func:`~ibistatic.core.http.http_answer`, the rule every host follows), and the report.
+Asking the deployment is :mod:`ibistatic.deployhttp`'s.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from typing import NamedTuple
+from urllib.parse import quote
+
+from .core.facts import FORMATS, URL_PATH_SAFE
+from .core.http import http_answer
+from .core.relations import compositions, modifier_text
+from .errors import IbistaticError
+from .index.sharding import canonical_key
+
+__all__ = [
+    "FORM_KINDS",
+    "UrlForm",
+    "Answer",
+    "Checked",
+    "url_forms",
+    "sample_forms",
+    "expected_answer",
+    "report_lines",
+]
+
+#: The kinds of form, in the order a sample takes them (each kind is represented).
+FORM_KINDS = (
+    "precomputed",  # a page the build emitted (bare, !, :, :(oai_dc) by default)
+    "modifier",  # another modifier composition (Table 6.2 with the item's languages)
+    "case",  # another case spelling of the IBI, or of a file path's %XX escapes
+    "ibi-prefix",  # http://urlib.net/ibi/<IBI> as INPE prints it, on this site
+    "file",  # <IBI>/<file path> (and a file the item does not have)
+    "query",  # ?ibiurl.* pairs (Table 6.3), and a query the resolver ignores
+    "language",  # a '+' without a language, asked with an Accept-Language
+    "deleted",  # an item whose state is Deleted
+    "unknown",  # well-formed IBIs no Archive holds
+)
+
+#: Query strings asked of every item: the resolver's pairs and one it ignores.
+QUERIES = (
+    "ibiurl.verblist=GetFileList",
+    "ibiurl.requireditemstatus=Original",
+    "utm_source=check-deployment",
+)
+#: Languages asked with Accept-Language besides the item's own (one it lacks).
+OTHER_LANGUAGE = "de"
+MISSING_FILE = "no-such-file.txt"
+
+
+class UrlForm(NamedTuple):
+    """One request: `target` follows the site's path, percent-encoded as a client sends
+    it (with its query); `accept_language` is sent when not None."""
+
+    kind: str
+    target: str
+    accept_language: str | None = None
+
+
+class Answer(NamedTuple):
+    """What matters of an HTTP answer: the status and the Location (None without one)."""
+
+    status: int
+    location: str | None
+
+
+class Checked(NamedTuple):
+    """A form, the answer it must get and the answer it got (or why none came)."""
+
+    form: UrlForm
+    expected: Answer
+    got: Answer | str
+
+    @property
+    def matches(self) -> bool:
+        return self.got == self.expected
+
+
+def encoded(path: str) -> str:
+    """`path` as a client sends it: UTF-8 %XX for all but the RFC 3986 path characters."""
+    return quote(path, safe=URL_PATH_SAFE)
+
+
+def index_records(index) -> Iterator[tuple[str, list[dict]]]:
+    """(canonical key, records) of every key of an :class:`~ibistatic.index.reader.Index`,
+    shard by shard in name order."""
+    with open(index.path / "checksums.json", "rb") as handle:
+        names = sorted(json.load(handle)["shards"])
+    for name in names:
+        shard = index.shard(name)
+        for key in sorted(shard):
+            yield key, shard[key]
+
+
+def url_forms(index) -> list[UrlForm]:
+    """Every form worth asking of a deployment of `index`, each once, in a stable order."""
+    items: dict[str, dict] = {}
+    for _key, records in index_records(index):
+        if records:
+            record = records[0]
+            items.setdefault(canonical_key(record["repository"]), record)
+    forms: dict[tuple[str, str | None], UrlForm] = {}
+    for item_key in sorted(items):
+        for form in item_forms(items[item_key], index.answers):
+            forms.setdefault((form.target, form.accept_language), form)
+    for form in unknown_forms(items.values()):
+        forms.setdefault((form.target, form.accept_language), form)
+    return list(forms.values())
+
+
+def spellings(record: dict) -> list[str]:
+    """The IBI forms of an item as its Archive writes them."""
+    return [record["repository"]] + ([record["ibip"]] if record.get("ibip") else [])
+
+
+def languages(record: dict) -> list[str]:
+    tags = {tag for tag, _ in record.get("translations") or []}
+    if record.get("language"):
+        tags.add(record["language"])
+    return sorted(tags)
+
+
+def item_forms(record: dict, answers) -> Iterator[UrlForm]:
+    """The forms of one item; `answers(key)` gives the precomputed modifiers of a key."""
+    deleted = record.get("state") == "Deleted"
+    for ibi in spellings(record):
+        if deleted:
+            yield UrlForm("deleted", encoded(ibi))
+        precomputed = sorted(answers(canonical_key(ibi)))
+        for modifier in precomputed:
+            yield UrlForm("precomputed", encoded(ibi + modifier))
+        for relation in compositions(languages(record), FORMATS):
+            yield UrlForm("modifier", encoded(ibi + modifier_text(relation)))
+        yield from _spelled_forms(ibi)
+        yield from _file_forms(ibi, record.get("files") or [])
+        for query in QUERIES:
+            yield UrlForm("query", encoded(ibi) + "?" + query)
+        for tag in [*languages(record), OTHER_LANGUAGE]:
+            yield UrlForm("language", encoded(ibi + "+"), tag)
+            yield UrlForm("language", encoded(ibi + ":+"), tag)
+
+
+def _spelled_forms(ibi: str) -> Iterator[UrlForm]:
+    """Other case spellings and escapes of the same URLs, and the ``/ibi/`` forms."""
+    yield UrlForm("case", encoded(ibi.swapcase()))
+    yield UrlForm("case", encoded(ibi.swapcase() + "!:(oai_dc)"))
+    yield UrlForm("ibi-prefix", "ibi/" + encoded(ibi))
+    yield UrlForm("ibi-prefix", "ibi/" + encoded(ibi + "!:(oai_dc)"))
+
+
+def _file_forms(ibi: str, files: Sequence[str]) -> Iterator[UrlForm]:
+    for name in [*files, MISSING_FILE]:
+        path = encoded(f"{ibi}/{name}")
+        yield UrlForm("file", path)
+        if "%" in path:  # the same URL with lower-case hex escapes (RFC 3986 §6.2.2.1)
+            yield UrlForm("case", re.sub("%[0-9A-F]{2}", lambda hexa: hexa.group().lower(), path))
+
+
+def unknown_forms(records: Iterable[dict]) -> Iterator[UrlForm]:
+    """Well-formed IBIs like the held ones that no Archive holds: an IBIp with a prefix
+    in use and a suffix that is not, a repository of the year 1901 in a prefix in use."""
+    held = {canonical_key(ibi) for record in records for ibi in spellings(record)}
+    prefixes = sorted({ibi.split("/")[0] for ibi in held if ibi.count("/") == 1})
+    repositories = sorted({"/".join(ibi.split("/")[:2]) for ibi in held if ibi.count("/") >= 3})
+    candidates = [f"{prefix}/2222222" for prefix in prefixes[:2]]
+    candidates += [f"{prefix}/1901/01.01.00.00" for prefix in repositories[:2]]
+    candidates = candidates or ["8JMKD3MGP8W/2222222"]
+    for ibi in candidates:
+        if canonical_key(ibi) not in held:
+            yield UrlForm("unknown", encoded(ibi))
+            yield UrlForm("unknown", encoded(ibi + "!:(oai_dc)"))
+
+
+def sample_forms(forms: Sequence[UrlForm], count: int | None, seed: int = 0) -> list[UrlForm]:
+    """`count` forms spread over the kinds (round robin over FORM_KINDS, each kind in a
+    seeded random order), or all of them when `count` is None."""
+    if count is None or count >= len(forms):
+        return list(forms)
+    rng = random.Random(seed)
+    groups = []
+    for kind in FORM_KINDS:
+        group = [form for form in forms if form.kind == kind]
+        rng.shuffle(group)
+        groups.append(group)
+    chosen: list[UrlForm] = []
+    while len(chosen) < count:
+        for group in groups:
+            if group and len(chosen) < count:
+                chosen.append(group.pop())
+    return chosen
+
+
+def expected_answer(resolver, form: UrlForm) -> Answer:
+    """What a deployment must answer to `form`: ``ibistatic serve``'s answer, by the
+    offline resolver over the same index (400 for a request that is no persistent URL)."""
+    url = resolver.index.site_url + form.target
+    try:
+        result = resolver.resolve(url, form.accept_language)
+    except IbistaticError:
+        return Answer(400, None)
+    answer = http_answer(result, result.asked)
+    return Answer(answer.status, answer.location)
+
+
+def _shown(answer: Answer | str) -> str:
+    if isinstance(answer, str):
+        return answer
+    return f"{answer.status} {answer.location}" if answer.location else str(answer.status)
+
+
+def report_lines(base_url: str, checked: Sequence[Checked]) -> list[str]:
+    """The report: one line per difference (URL, expected, got), then per kind how many
+    forms were asked and how many differ, then the total."""
+    lines = []
+    wrong = [item for item in checked if not item.matches]
+    for item in wrong:
+        language = f" (Accept-Language: {item.form.accept_language})"
+        lines += [
+            f"DIFFERS {base_url}{item.form.target}"
+            + (language if item.form.accept_language else ""),
+            f"    expected {_shown(item.expected)}",
+            f"    got      {_shown(item.got)}",
+        ]
+    lines.append(f"{'kind':<12} {'asked':>6} {'differ':>6}")
+    for kind in FORM_KINDS:
+        asked = [item for item in checked if item.form.kind == kind]
+        if asked:
+            differ = sum(1 for item in asked if not item.matches)
+            lines.append(f"{kind:<12} {len(asked):>6} {differ:>6}")
+    verdict = "all match" if not wrong else f"{len(wrong)} differ"
+    lines.append(f"{len(checked)} persistent URL forms asked of {base_url}: {verdict}")
+    return lines

@@ -1,0 +1,172 @@
+"""The pure part of check-deployment (ibistatic.deploycheck) and the shared URL table
+(tests/url_forms.py): which forms are asked, what each must get, sampling, the report."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from ibistatic.deploycheck import (
+    FORM_KINDS,
+    Answer,
+    Checked,
+    UrlForm,
+    expected_answer,
+    report_lines,
+    sample_forms,
+    url_forms,
+)
+from ibistatic.resolver import Resolver
+from url_forms import EXTRA, build_sample_site, build_synthetic_site, url_table
+
+
+@pytest.fixture(scope="module")
+def sample_site(tmp_path_factory):
+    return build_sample_site(tmp_path_factory.mktemp("deploycheck-sample"))
+
+
+@pytest.fixture(scope="module")
+def synthetic_site(tmp_path_factory):
+    return build_synthetic_site(tmp_path_factory.mktemp("deploycheck-synthetic"))
+
+
+@pytest.fixture(scope="module")
+def sample_table(sample_site):
+    return url_table(sample_site)
+
+
+@pytest.fixture(scope="module")
+def synthetic_table(synthetic_site):
+    return url_table(synthetic_site)
+
+
+def test_the_tables_hold_every_kind_and_every_status(sample_table, synthetic_table):
+    for table in (sample_table, synthetic_table):
+        assert {case.kind for case in table} == set(FORM_KINDS)
+    statuses = Counter(case.status for case in sample_table + synthetic_table)
+    assert set(statuses) == {302, 303, 404, 409, 410}
+
+
+def test_each_form_is_asked_once(sample_table):
+    keys = [(case.target, case.accept_language) for case in sample_table]
+    assert len(keys) == len(set(keys))
+
+
+def test_the_readme_example_is_in_the_table_with_its_answer(sample_table):
+    case = next(c for c in sample_table if c.target == "8JMKD3MGP8W/35MMLL8!:(oai_dc)")
+    assert (case.kind, case.status, case.location) == (
+        "modifier",  # not one of the default precomputed forms
+        303,
+        "http://mtc-m16c.sid.inpe.br/col/sid.inpe.br/mtc-m18/2012/07.12.18.08.49/doc/"
+        "metadata.cgi?choice=oai_dc",
+    )
+
+
+def test_every_hand_written_form_is_in_the_sample_table(sample_table):
+    keys = {(case.target, case.accept_language) for case in sample_table}
+    assert [form for form in EXTRA if (form.target, form.accept_language) not in keys] == []
+
+
+@pytest.mark.parametrize(
+    "target, language, answer",
+    [
+        # a file path keeps its escapes in the Location
+        (
+            "J8LNKB5R7W/3ABCDE/100%25%20sure%20&%20x=y.txt",
+            None,
+            Answer(
+                302,
+                "http://synth-a.example.org/col/example.org/synth/2020/01.01.00.00/doc/"
+                "100%25%20sure%20&%20x=y.txt",
+            ),
+        ),
+        # lower-case hex is the same URL
+        (
+            "J8LNKB5R7W/3ABCDE/r%c3%a9sum%c3%a9%20%c3%bc.txt",
+            None,
+            Answer(
+                302,
+                "http://synth-a.example.org/col/example.org/synth/2020/01.01.00.00/doc/"
+                "r%C3%A9sum%C3%A9%20%C3%BC.txt",
+            ),
+        ),
+        ("example.org/synth/2020/02.02.00.00", None, Answer(410, None)),
+        (
+            "example.org/synth/2020/03.03.00.00?ibiurl.requireditemstatus=Original",
+            None,
+            Answer(409, None),
+        ),
+        (
+            "J8LNKB5R7W/3ABCDE+",
+            "es",
+            Answer(
+                302,
+                "http://synth-a.example.org/col/example.org/synth/2020/01.01.00.02/doc/document.txt",
+            ),
+        ),
+        (
+            "J8LNKB5R7W/3ABCDE:(oai_dc)",
+            None,
+            Answer(
+                303,
+                "http://synth-a.example.org/col/example.org/synth/2020/01.01.00.09/doc/oai%20dc+1.xml",
+            ),
+        ),
+        ("J8LNKB5R7W/2222222", None, Answer(404, None)),
+    ],
+)
+def test_synthetic_answers(synthetic_table, target, language, answer):
+    case = next(c for c in synthetic_table if (c.target, c.accept_language) == (target, language))
+    assert (case.status, case.location) == answer
+
+
+def test_unknown_ibis_are_not_held(synthetic_site):
+    resolver = Resolver(synthetic_site)
+    unknown = [form for form in url_forms(resolver.index) if form.kind == "unknown"]
+    assert unknown
+    for form in unknown:
+        assert resolver.resolve(resolver.index.site_url + form.target).alert == "not-found"
+
+
+def test_something_that_is_no_persistent_url_expects_400(sample_site):
+    assert expected_answer(Resolver(sample_site), UrlForm("x", "no/such/thing")) == Answer(
+        400, None
+    )
+
+
+def test_a_sample_spreads_over_the_kinds_and_is_reproducible(sample_site):
+    forms = url_forms(Resolver(sample_site).index)
+    chosen = sample_forms(forms, len(FORM_KINDS) * 2)
+    assert Counter(form.kind for form in chosen) == Counter(
+        {kind: 2 for kind in FORM_KINDS if kind != "deleted"} | {"deleted": 1, "precomputed": 3}
+    )
+    assert sample_forms(forms, 18) == chosen
+    assert sample_forms(forms, 18, seed=1) != chosen
+    assert sample_forms(forms, None) == forms
+    assert sample_forms(forms, 10**6) == forms
+
+
+def test_the_report_names_each_difference_and_counts_per_kind():
+    good = Checked(
+        UrlForm("precomputed", "A/B"), Answer(302, "http://x/"), Answer(302, "http://x/")
+    )
+    bad = Checked(UrlForm("file", "A/B/f%20g", "pt"), Answer(302, "http://x/f"), Answer(404, None))
+    gone = Checked(UrlForm("deleted", "C/D"), Answer(410, None), "timed out")
+    lines = report_lines("http://h/", [good, bad, gone])
+    assert lines == [
+        "DIFFERS http://h/A/B/f%20g (Accept-Language: pt)",
+        "    expected 302 http://x/f",
+        "    got      404",
+        "DIFFERS http://h/C/D",
+        "    expected 410",
+        "    got      timed out",
+        "kind          asked differ",
+        "precomputed       1      0",
+        "file              1      1",
+        "deleted           1      1",
+        "3 persistent URL forms asked of http://h/: 2 differ",
+    ]
+    assert report_lines("http://h/", [good])[-1] == (
+        "1 persistent URL forms asked of http://h/: all match"
+    )
