@@ -143,8 +143,6 @@ class Wrangler:
             str(free_port()),
             "--compatibility-date",
             "2024-09-01",
-            "--log-level",
-            "warn",
         ]
         with open(self.log, "wb") as log:
             process = subprocess.Popen(

@@ -44,28 +44,42 @@ async function assetJson(env, origin, path) {
   return response.json();
 }
 
+// What this isolate has read of the index: a deployment is immutable (a new one starts
+// new isolates), so nothing here goes stale; at most KEPT_SHARDS shards are kept.
+const KEPT_SHARDS = 64;
+let MANIFEST = null;
+const SHARDS = new Map();
+
+async function shard(env, origin, file) {
+  if (SHARDS.has(file)) return SHARDS.get(file);
+  const read = (await assetJson(env, origin, IBISTATIC_BASE + "index/" + file + ".json")) || {};
+  if (SHARDS.size >= KEPT_SHARDS) SHARDS.delete(SHARDS.keys().next().value);
+  SHARDS.set(file, read);
+  return read;
+}
+
 /** resolve.js's resolveRequest, reading the index through the assets binding. */
 async function resolve(env, origin, request, languages) {
-  const manifest = await assetJson(env, origin, IBISTATIC_BASE + "index/manifest.json");
-  if (manifest === null) return null;
-  const index = new RESOLVER.Index(manifest, {});
+  if (MANIFEST === null) MANIFEST = await assetJson(env, origin, IBISTATIC_BASE + "index/manifest.json");
+  if (MANIFEST === null) return null;
+  const index = new RESOLVER.Index(MANIFEST, {});
   for (;;) {
     try {
       return RESOLVER.resolveText(index, request, languages);
     } catch (error) {
       if (!(error instanceof RESOLVER.NeedShard)) throw error;
-      const shard = await assetJson(env, origin, IBISTATIC_BASE + "index/" + error.file + ".json");
-      index.shards[error.file] = shard || {};
+      index.shards[error.file] = await shard(env, origin, error.file);
     }
   }
 }
 
-/** The page shown with an alert: the site's own page at that path, else 404.html. */
+/** The page shown with an alert: the site's own page at that path, else 404.html
+ *  (which Pages serves as "/404": it drops ".html" with a 308). */
 async function alertPage(env, request, url, status, headers) {
   let page = await env.ASSETS.fetch(request);
-  if (!page.ok) page = await env.ASSETS.fetch(new Request(url.origin + IBISTATIC_BASE + "404.html"));
-  headers.set("Content-Type", page.headers.get("Content-Type") || "text/html; charset=utf-8");
-  return new Response(page.body, { status: status, headers: headers });
+  if (!page.ok) page = await env.ASSETS.fetch(new Request(url.origin + IBISTATIC_BASE + "404"));
+  headers.set("Content-Type", "text/html; charset=utf-8");
+  return new Response(page.ok || page.status === 404 ? page.body : null, { status: status, headers: headers });
 }
 
 async function answer(request, env) {
