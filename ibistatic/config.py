@@ -30,6 +30,8 @@ __all__ = [
     "bundled_sample_config",
     "CONFIG_NAME",
     "CONFIG_SCHEMA",
+    "HOST_NAMES",
+    "check_hosts",
 ]
 
 CONFIG_NAME = "ibistatic.yaml"
@@ -200,9 +202,25 @@ def _cache(report: _Report, key: str, value, context: dict) -> Path | None:
     return (context["base"] / value).resolve()
 
 
-def _hosts(report: _Report, key: str, value, context: dict) -> tuple[str, ...] | None:
-    from .site.hosts.names import HOST_NAMES
+#: the host profiles (ibistatic.site.hosts, docs/hosting.md), in the documentation's order
+HOST_NAMES = ("github-pages", "netlify", "cloudflare-pages", "nginx", "apache", "s3")
+#: hosts that read the same file in syntaxes the other rejects (Cloudflare Pages rejects
+#: Netlify's forced "302!" and "410" rules): one output cannot serve both
+EXCLUSIVE_HOSTS = (("netlify", "cloudflare-pages"),)
 
+
+def check_hosts(hosts) -> None:
+    """Raise ConfigError for hosts that cannot share one published tree."""
+    for first, second in EXCLUSIVE_HOSTS:
+        if first in hosts and second in hosts:
+            raise ConfigError(
+                f"hosts: {first} and {second} read _redirects in two syntaxes that each "
+                f"rejects of the other; build each into its own output "
+                f"(ibistatic build --host {first} --output DIR)"
+            )
+
+
+def _hosts(report: _Report, key: str, value, context: dict) -> tuple[str, ...] | None:
     expected = "a list of host names: " + ", ".join(HOST_NAMES)
     if not isinstance(value, list) or not all(isinstance(name, str) for name in value):
         report.error(key, f"found {_found(value)}", expected)
@@ -211,9 +229,6 @@ def _hosts(report: _Report, key: str, value, context: dict) -> tuple[str, ...] |
     if unknown:
         report.error(key, f"found the unknown host {_found(unknown[0])}", expected)
         return None
-    from .errors import ConfigError
-    from .site.hosts.names import check_hosts
-
     try:
         check_hosts(value)
     except ConfigError as error:

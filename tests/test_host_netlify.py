@@ -11,13 +11,13 @@ from pathlib import Path
 from urllib.parse import unquote
 
 import pytest
-from host_engines import NETLIFY_ENGINE, expected, missing, netlify_answers
-from site_helpers import write_config
-from url_forms import SITE_URL, write_synthetic_archives
 
+from host_engines import NETLIFY_ENGINE, expected, missing, netlify_answers
 from ibistatic.config import load_config
 from ibistatic.resolver import Resolver
 from ibistatic.site.build import build_site
+from site_helpers import write_config
+from url_forms import SITE_URL, write_synthetic_archives
 
 SAMPLE = Path(__file__).resolve().parent.parent / "ibistatic" / "sample_archive"
 WHY = missing(NETLIFY_ENGINE)

@@ -1,5 +1,8 @@
 """Host redirect files: golden lines for the sample, agreement with the resolver, rule
-limits, and the escaping each file needs (the real servers are in test_real_servers.py)."""
+limits, and the escaping each file needs (the real servers are in test_real_servers.py,
+the hosts' own engines in test_host_*.py).  The nginx and Apache files are never in the
+published tree: they are made here from the build's published URLs, as
+``ibistatic server-config`` makes them."""
 
 from __future__ import annotations
 
@@ -14,16 +17,16 @@ from hypothesis import strategies as st
 from ibistatic.config import SiteConfig, load_config
 from ibistatic.core.identifiers import ibi_key, parse_ibi
 from ibistatic.resolver import Resolver
-from ibistatic.site.build import build_site
+from ibistatic.site.build import Publisher
 from ibistatic.site.hostfiles import (
     HostRule,
     apache_key,
     browser_path,
     host_rules,
-    limit_warnings,
     redirects_text,
     write_host_files,
 )
+from ibistatic.site.hosts import rule_warnings
 from ibistatic.site.serverconfs import (
     apache_conf_text,
     apache_map_text,
@@ -52,10 +55,36 @@ def write_config(folder: Path, output: str = "site") -> Path:
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory) -> Path:
+def published(tmp_path_factory) -> tuple[Path, list]:
+    """The sample's site and every URL its build published."""
     work = tmp_path_factory.mktemp("hostfiles")
-    build_site(load_config(write_config(work)))
-    return work / "site"
+    publisher = Publisher(load_config(write_config(work)))
+    publisher.build()
+    state = publisher.state
+    return work / "site", [url for key in sorted(state.published) for url in state.published[key]]
+
+
+@pytest.fixture(scope="module")
+def site(published) -> Path:
+    return published[0]
+
+
+def write_server_files(folder: Path, urls: list) -> Path:
+    rules = host_rules(urls)
+    (folder / "_ibistatic").mkdir(parents=True)
+    for name, text in (
+        ("nginx-map.conf", nginx_map_text(rules, "/")),
+        ("apache-rewritemap.txt", apache_map_text(rules)),
+        ("apache-status.txt", apache_status_text(rules)),
+    ):
+        (folder / "_ibistatic" / name).write_text(text, encoding="utf-8")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def confs(published, tmp_path_factory) -> Path:
+    """The nginx and Apache maps of the sample's published URLs (outside the site)."""
+    return write_server_files(tmp_path_factory.mktemp("confs"), published[1])
 
 
 def lines(site: Path, name: str) -> list[str]:
@@ -103,18 +132,18 @@ def test_redirects_golden_lines(site, line):
 
 
 @pytest.mark.parametrize("line", NGINX_MAP)
-def test_nginx_map_golden_lines(site, line):
-    assert line in lines(site, "_ibistatic/nginx-map.conf")
+def test_nginx_map_golden_lines(confs, line):
+    assert line in lines(confs, "_ibistatic/nginx-map.conf")
 
 
 @pytest.mark.parametrize("line", APACHE_MAP)
-def test_apache_map_golden_lines(site, line):
-    assert line in lines(site, "_ibistatic/apache-rewritemap.txt")
+def test_apache_map_golden_lines(confs, line):
+    assert line in lines(confs, "_ibistatic/apache-rewritemap.txt")
 
 
 @pytest.mark.parametrize("line", APACHE_STATUS)
-def test_apache_status_golden_lines(site, line):
-    assert line in lines(site, "_ibistatic/apache-status.txt")
+def test_apache_status_golden_lines(confs, line):
+    assert line in lines(confs, "_ibistatic/apache-status.txt")
 
 
 def nginx_keys(site: Path, variable: str) -> list[str]:
@@ -135,21 +164,21 @@ def redirect_paths(site: Path) -> list[str]:
         "/sid.inpe.br/mtc-m19/2013/09.04.12.27.58:",  # unavailable: an alert page
     ],
 )
-def test_urls_without_a_redirect(site, path):
+def test_urls_without_a_redirect(site, confs, path):
     assert path not in redirect_paths(site)
-    assert path not in nginx_keys(site, "$ibistatic_target")
+    assert path not in nginx_keys(confs, "$ibistatic_target")
     assert not any(
         line.split(" ")[0] == apache_key(path[1:])
-        for line in rule_lines(site, "_ibistatic/apache-rewritemap.txt")
+        for line in rule_lines(confs, "_ibistatic/apache-rewritemap.txt")
     )
 
 
-def test_language_less_plus_is_in_no_file(site):
+def test_language_less_plus_is_in_no_file(confs):
     key = "8JMKD3MGP8W/35MME4E+"
-    assert "/" + key not in nginx_keys(site, "$ibistatic_status")
+    assert "/" + key not in nginx_keys(confs, "$ibistatic_status")
     assert not any(
         line.startswith(apache_key(key) + " ")
-        for line in rule_lines(site, "_ibistatic/apache-status.txt")
+        for line in rule_lines(confs, "_ibistatic/apache-status.txt")
     )
 
 
@@ -162,35 +191,34 @@ def test_every_redirect_agrees_with_the_resolver(site):
         assert status == ("303" if ":" in path else "302"), path
 
 
-def test_the_files_list_the_same_urls(site):
+def test_the_files_list_the_same_urls(site, confs):
     paths = [unquote(path) for path in redirect_paths(site)]
     folded = {path.lower() for path in paths}
-    assert {key.lower() for key in nginx_keys(site, "$ibistatic_target")} == folded
-    apache = {line.split(" ")[0] for line in rule_lines(site, "_ibistatic/apache-rewritemap.txt")}
+    assert {key.lower() for key in nginx_keys(confs, "$ibistatic_target")} == folded
+    apache = {line.split(" ")[0] for line in rule_lines(confs, "_ibistatic/apache-rewritemap.txt")}
     assert {key for key in apache if not key.endswith("?")} == {
         apache_key(path[1:]) for path in paths
     }
 
 
-def test_rules_are_sorted_and_builds_are_deterministic(tmp_path, site):
-    build_site(load_config(write_config(tmp_path, "again")))
-    again = tmp_path / "again"
+def test_rules_are_sorted_and_builds_are_deterministic(tmp_path, site, confs):
+    publisher = Publisher(load_config(write_config(tmp_path, "again")))
+    publisher.build()
+    state = publisher.state
+    urls = [url for key in sorted(state.published) for url in state.published[key]]
+    again = write_server_files(tmp_path / "confs", urls)
+    assert (tmp_path / "again" / "_redirects").read_bytes() == (site / "_redirects").read_bytes()
     for name in (
-        "_redirects",
         "_ibistatic/nginx-map.conf",
         "_ibistatic/apache-rewritemap.txt",
         "_ibistatic/apache-status.txt",
     ):
-        assert (again / name).read_bytes() == (site / name).read_bytes(), name
+        assert (again / name).read_bytes() == (confs / name).read_bytes(), name
     assert redirect_paths(site) == sorted(redirect_paths(site), key=unquote)
 
 
-def test_the_snippets_name_the_published_site(site):
-    assert f'    root "{site}";' in lines(site, "_ibistatic/nginx-server.conf")
-    assert f'    Define IBISTATIC_SITE "{site}"' in lines(site, "_ibistatic/apache.conf")
-    assert "#   httxt2dbm -i apache-rewritemap.txt -o apache-rewritemap.dbm" in lines(
-        site, "_ibistatic/apache.conf"
-    )
+def test_no_server_configuration_is_published(site):
+    assert sorted(path.name for path in (site / "_ibistatic").iterdir()) == ["ibistatic-site.txt"]
 
 
 # Fabricated published URLs: what host_rules reads.
@@ -208,56 +236,53 @@ def many(count: int, scheme: str = "https") -> list[PublishedUrl]:
     return [target(ibi, url=f"{scheme}://a.example/{n}") for n, ibi in enumerate(ibis)]
 
 
+CLOUDFLARE_OVER = (
+    "cloudflare-pages: _redirects holds 2,000 of 2,001 redirects (Cloudflare applies at most "
+    "2,000 static rules); _worker.js answers the other 1, one Workers request each "
+    "(docs/hosting.md)"
+)
+NETLIFY_OVER = (
+    "netlify: _redirects has 10,001 rules; Netlify advises fewer than 10,000 (the pages still "
+    "answer in browsers; docs/hosting.md)"
+)
+
+
 @pytest.mark.parametrize(
-    "count, expected",
+    "hosts, count, expected",
     [
-        (2000, []),
-        (
-            2001,
-            [
-                "_redirects: 2,001 rules; Cloudflare Pages applies at most 2,000 static redirects "
-                "(the pages still redirect the rest)"
-            ],
-        ),
-        (
-            10000,
-            [
-                "_redirects: 10,000 rules; Cloudflare Pages applies at most 2,000 static redirects "
-                "(the pages still redirect the rest)"
-            ],
-        ),
-        (
-            10001,
-            [
-                "_redirects: 10,001 rules; Cloudflare Pages applies at most 2,000 static redirects "
-                "(the pages still redirect the rest)",
-                "_redirects: 10,001 rules; Netlify advises fewer than 10,000 (the pages still "
-                "redirect in the browser; see docs/hosting.md)",
-            ],
-        ),
+        (("cloudflare-pages",), 2000, []),
+        (("cloudflare-pages",), 2001, [CLOUDFLARE_OVER]),
+        (("netlify",), 10000, []),
+        (("netlify",), 10001, [NETLIFY_OVER]),
+        (("github-pages", "nginx", "apache"), 10001, []),  # no rule file, no rule limit
+        ((), 10001, []),  # the portable output: no host chosen, none checked
     ],
 )
-def test_limit_warnings(count, expected):
+def test_rule_warnings_for_the_chosen_hosts_only(hosts, count, expected):
     rules = host_rules(many(count))
     assert len(rules) == count
-    assert limit_warnings(rules) == expected
+    assert rule_warnings(hosts, rules) == expected
 
 
-def test_http_destinations_warn_for_cloudflare():
+def test_http_destinations_are_left_to_the_cloudflare_worker():
     rules = host_rules(many(2, "http") + many(3)[2:])
-    assert limit_warnings(rules) == [
-        "_redirects: 2 of 3 rules redirect to http:// URLs, which Cloudflare Pages ignores "
-        "(it accepts only https:// or relative destinations)"
+    assert rule_warnings(("cloudflare-pages",), rules) == [
+        "cloudflare-pages: _redirects holds 1 of 3 redirects (2 go to http:// URLs or are "
+        "longer than 1,000 characters, which Cloudflare rejects); _worker.js answers the "
+        "other 2, one Workers request each (docs/hosting.md)"
     ]
 
 
 def test_write_host_files_returns_the_warnings(tmp_path):
-    config = SiteConfig(site_url="https://ibi.example.org/", archives=(), output=tmp_path)
-    assert write_host_files(config, many(2001), tmp_path) == [
-        "_redirects: 2,001 rules; Cloudflare Pages applies at most 2,000 static redirects (the "
-        "pages still redirect the rest)"
-    ]
-    assert len(rule_lines(tmp_path, "_redirects")) == 2001
+    config = SiteConfig(
+        site_url="https://ibi.example.org/",
+        archives=(),
+        output=tmp_path,
+        hosts=("cloudflare-pages",),
+    )
+    assert write_host_files(config, many(2001), tmp_path) == [CLOUDFLARE_OVER]
+    assert len(rule_lines(tmp_path, "_redirects")) == 2000
+    assert (tmp_path / "_worker.js").is_file()
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,9 @@ from ibistatic.core.http import ALERT_STATUS, HttpAnswer, header_value, http_ans
 from ibistatic.core.outcome import ALERTS, Resolution
 from ibistatic.core.relations import parse_modifier
 from ibistatic.serve import make_server
-from site_helpers import build
+from site_helpers import SAMPLE, write_config
+
+SAMPLE_ARCHIVES = (SAMPLE / "mtc-m16c", SAMPLE / "mtc-m16d")
 
 URL = "https://a.example/doc/x.pdf"
 
@@ -121,8 +123,25 @@ def test_header_lookup_ignores_case():
 
 
 @pytest.fixture(scope="module")
-def sample_site(tmp_path_factory) -> Path:
-    return build(tmp_path_factory.mktemp("http-answer"), modifiers="all")
+def sample_build(tmp_path_factory) -> tuple[Path, str]:
+    """The sample's site, and its nginx map (which is never published: made here from
+    the build's published URLs, as `ibistatic server-config nginx` makes it)."""
+    from ibistatic.config import load_config
+    from ibistatic.site.build import Publisher
+    from ibistatic.site.hostfiles import host_rules
+    from ibistatic.site.serverconfs import nginx_map_text
+
+    work = tmp_path_factory.mktemp("http-answer")
+    publisher = Publisher(load_config(write_config(work, SAMPLE_ARCHIVES, modifiers="all")))
+    publisher.build()
+    state = publisher.state
+    published = [url for key in sorted(state.published) for url in state.published[key]]
+    return work / "site", nginx_map_text(host_rules(published), "/")
+
+
+@pytest.fixture(scope="module")
+def sample_site(sample_build) -> Path:
+    return sample_build[0]
 
 
 @pytest.fixture(scope="module")
@@ -158,9 +177,8 @@ def redirects_rules(site: Path) -> dict[str, tuple[int, str]]:
     return rules
 
 
-def nginx_block(site: Path, variable: str) -> dict[str, str]:
+def nginx_block(text: str, variable: str) -> dict[str, str]:
     """One data map of nginx-map.conf: decoded, case-folded path -> value."""
-    text = (site / "_ibistatic" / "nginx-map.conf").read_text(encoding="utf-8")
     block = text.split(f"map $uri {variable} {{\n", 1)[1].split("\n}", 1)[0]
     entries = {}
     for line in block.splitlines():
@@ -174,10 +192,11 @@ def sitemap_paths(site: Path) -> set[str]:
     return {urlsplit(loc).path for loc in re.findall(r"<loc>([^<]*)</loc>", text)}
 
 
-def test_the_server_answers_every_published_url_as_the_host_files_do(sample_site, server):
+def test_the_server_answers_every_published_url_as_the_host_files_do(sample_build, server):
+    sample_site, nginx_map = sample_build
     redirects = redirects_rules(sample_site)
-    targets = nginx_block(sample_site, "$ibistatic_target")
-    statuses = nginx_block(sample_site, "$ibistatic_status")
+    targets = nginx_block(nginx_map, "$ibistatic_target")
+    statuses = nginx_block(nginx_map, "$ibistatic_status")
     gone = {key for key, status in statuses.items() if status == "410"}
     paths = sitemap_paths(sample_site) | set(redirects) | gone
     assert (

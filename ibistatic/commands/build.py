@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from collections import Counter
 
-from ..site.hosts.names import HOST_NAMES
+from ..config import HOST_NAMES
 from . import add_site_options
 
 #: lines printed of one kind of warning; the rest are counted in one summary line
@@ -53,7 +53,7 @@ def run(args) -> int:
     if args.host:  # --host replaces the configuration's hosts: (site/hosts/)
         from dataclasses import replace
 
-        from ..site.hosts.names import check_hosts
+        from ..config import check_hosts
 
         config = replace(config, hosts=tuple(dict.fromkeys(args.host)))
         check_hosts(config.hosts)

@@ -17,10 +17,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
+from ...config import HOST_NAMES, check_hosts
 from ..hostfiles import HostRule, redirects_lines
 from . import cloudflare, github_pages, netlify, s3
 from .limits import TreeLimits, tree_warnings
-from .names import HOST_NAMES, check_hosts
 
 __all__ = [
     "HOST_NAMES",
