@@ -25,6 +25,8 @@ COMMANDS = (
     "deposit",
     "watch",
     "serve",
+    "server_config",
+    "check_deployment",
 )
 
 

@@ -6,7 +6,7 @@ the other modifier compositions, other case spellings and escapes, ``/ibi/`` for
 paths, ``?ibiurl.`` queries, ``+`` with ``Accept-Language``, deleted and unknown IBIs),
 the answer each must get (status and ``Location``, by ``ibistatic resolve``'s logic and
 :func:`~ibistatic.core.http.http_answer`, the rule every host follows), and the report.
-Asking the deployment is :mod:`ibistatic.deployhttp`'s.
+Asking the deployment (HTTP, no redirect followed) is ``commands/check_deployment.py``'s.
 """
 
 from __future__ import annotations
@@ -103,18 +103,24 @@ def index_records(index) -> Iterator[tuple[str, list[dict]]]:
             yield key, shard[key]
 
 
-def url_forms(index) -> list[UrlForm]:
-    """Every form worth asking of a deployment of `index`, each once, in a stable order."""
-    items: dict[str, dict] = {}
+def url_forms(index, items: int | None = None, seed: int = 0) -> list[UrlForm]:
+    """Every form worth asking of a deployment of `index`, each once, in a stable order;
+    with `items`, those of that many items at most (chosen with `seed`), so that a
+    sample of a large site does not make every form of every item first."""
+    held: dict[str, dict] = {}
     for _key, records in index_records(index):
         if records:
             record = records[0]
-            items.setdefault(canonical_key(record["repository"]), record)
+            held.setdefault(canonical_key(record["repository"]), record)
+    keys = sorted(held)
+    if items is not None and items < len(keys):
+        deleted = [key for key in keys if held[key].get("state") == "Deleted"][:2]
+        keys = sorted(set(random.Random(seed).sample(keys, items)) | set(deleted))
     forms: dict[tuple[str, str | None], UrlForm] = {}
-    for item_key in sorted(items):
-        for form in item_forms(items[item_key], index.answers):
+    for item_key in keys:
+        for form in item_forms(held[item_key], index.answers):
             forms.setdefault((form.target, form.accept_language), form)
-    for form in unknown_forms(items.values()):
+    for form in unknown_forms(held.values()):
         forms.setdefault((form.target, form.accept_language), form)
     return list(forms.values())
 

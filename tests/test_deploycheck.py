@@ -170,3 +170,93 @@ def test_the_report_names_each_difference_and_counts_per_kind():
     assert report_lines("http://h/", [good])[-1] == (
         "1 persistent URL forms asked of http://h/: all match"
     )
+
+
+def check(capsys, *argv: str) -> tuple[int, list[str], str]:
+    from ibistatic.cli import main
+
+    status = main(["check-deployment", *argv])
+    captured = capsys.readouterr()
+    return status, captured.out.splitlines(), captured.err
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def serve_url(synthetic_site):
+    """`ibistatic serve` over the synthetic site: a deployment that answers every form."""
+    import threading
+
+    from ibistatic.serve import make_server
+
+    server = make_server(synthetic_site, port=0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_check_deployment_of_serve_matches_everywhere(synthetic_site, serve_url, capsys):
+    status, lines, err = check(capsys, serve_url, "--index", str(synthetic_site), "--sample", "all")
+    every = len(url_forms(Resolver(synthetic_site).index))
+    assert (status, err) == (0, "")
+    assert lines[-1] == f"{every} persistent URL forms asked of {serve_url}: all match"
+    assert lines[0] == "kind          asked differ"
+
+
+def test_check_deployment_against_another_index_names_the_differences(
+    sample_site, serve_url, capsys
+):
+    status, lines, _ = check(capsys, serve_url, "--index", str(sample_site), "--sample", "50")
+    assert status == 1
+    assert any(line.startswith(f"DIFFERS {serve_url}") for line in lines)
+    assert lines[-1].startswith(f"50 persistent URL forms asked of {serve_url}: ")
+    assert lines[-1].endswith(" differ")
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (
+            ["ftp://h/"],
+            "ibistatic check-deployment: 'ftp://h/': expected the deployment's site URL, e.g. "
+            "https://ibi.example.org/",
+        ),
+        (
+            ["http://h/", "--concurrency", "0"],
+            "ibistatic check-deployment: --concurrency 0: expected 1 to 32",
+        ),
+        (
+            ["http://h/", "--timeout", "0"],
+            "ibistatic check-deployment: --timeout 0.0: expected a number of seconds above 0",
+        ),
+    ],
+)
+def test_check_deployment_bad_usage_exits_2(sample_site, capsys, argv, message):
+    status, lines, err = check(capsys, *argv, "--index", str(sample_site))
+    assert (status, lines, err.strip()) == (2, [], message)
+
+
+def test_check_deployment_sample_must_be_positive_or_all(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        check(capsys, "http://h/", "--sample", "0")
+    assert exit_info.value.code == 2
+    assert "argument --sample: expected a positive number or 'all', not '0'" in (
+        capsys.readouterr().err
+    )
+
+
+def test_an_unreachable_deployment_exits_2(sample_site, capsys):
+    base = f"http://127.0.0.1:{free_port()}/"
+    status, lines, err = check(capsys, base, "--index", str(sample_site), "--timeout", "2")
+    assert (status, lines) == (2, [])
+    assert err.startswith(f"ibistatic check-deployment: {base}: unreachable (no answer: ")

@@ -1,8 +1,6 @@
 """Host redirect files: golden lines for the sample, agreement with the resolver, rule
-limits, and the escaping each file needs (the real servers are in test_real_servers.py,
-the hosts' own engines in test_host_*.py).  The nginx and Apache files are never in the
-published tree: they are made here from the build's published URLs, as
-``ibistatic server-config`` makes them."""
+limits, and the escaping ``_redirects`` needs (nginx and Apache virtual hosts are
+test_server_config.py's and test_real_servers.py's)."""
 
 from __future__ import annotations
 
@@ -17,24 +15,15 @@ from hypothesis import strategies as st
 from ibistatic.config import SiteConfig, load_config
 from ibistatic.core.identifiers import ibi_key, parse_ibi
 from ibistatic.resolver import Resolver
-from ibistatic.site.build import Publisher
+from ibistatic.site.build import build_site
 from ibistatic.site.hostfiles import (
     HostRule,
-    apache_key,
     browser_path,
     host_rules,
     redirects_text,
     write_host_files,
 )
 from ibistatic.site.hosts import rule_warnings
-from ibistatic.site.serverconfs import (
-    apache_conf_text,
-    apache_map_text,
-    apache_status_text,
-    nginx_map_text,
-    nginx_server_text,
-    nginx_string,
-)
 from ibistatic.targets import PublishedUrl
 
 SAMPLE = Path(__file__).resolve().parent.parent / "ibistatic" / "sample_archive"
@@ -55,36 +44,10 @@ def write_config(folder: Path, output: str = "site") -> Path:
 
 
 @pytest.fixture(scope="module")
-def published(tmp_path_factory) -> tuple[Path, list]:
-    """The sample's site and every URL its build published."""
+def site(tmp_path_factory) -> Path:
     work = tmp_path_factory.mktemp("hostfiles")
-    publisher = Publisher(load_config(write_config(work)))
-    publisher.build()
-    state = publisher.state
-    return work / "site", [url for key in sorted(state.published) for url in state.published[key]]
-
-
-@pytest.fixture(scope="module")
-def site(published) -> Path:
-    return published[0]
-
-
-def write_server_files(folder: Path, urls: list) -> Path:
-    rules = host_rules(urls)
-    (folder / "_ibistatic").mkdir(parents=True)
-    for name, text in (
-        ("nginx-map.conf", nginx_map_text(rules, "/")),
-        ("apache-rewritemap.txt", apache_map_text(rules)),
-        ("apache-status.txt", apache_status_text(rules)),
-    ):
-        (folder / "_ibistatic" / name).write_text(text, encoding="utf-8")
-    return folder
-
-
-@pytest.fixture(scope="module")
-def confs(published, tmp_path_factory) -> Path:
-    """The nginx and Apache maps of the sample's published URLs (outside the site)."""
-    return write_server_files(tmp_path_factory.mktemp("confs"), published[1])
+    build_site(load_config(write_config(work)))
+    return work / "site"
 
 
 def lines(site: Path, name: str) -> list[str]:
@@ -105,51 +68,11 @@ REDIRECTS = [
     f"/sid.inpe.br/mtc-m19/2014/01.02.17.23.57 {M16D}sid.inpe.br/mtc-m19/2014/01.02.17.23.57/doc/"
     "Mapa%20de%20uso%20do%20solo%20%E2%80%94%20S%C3%A3o%20Jos%C3%A9%20dos%20Campos.svg 302",
 ]
-NGINX_MAP = [
-    '    "/8JMKD3MGP8W/35MMLL8!:(oai_dc)" '
-    f'"{M16C}sid.inpe.br/mtc-m18/2012/07.12.18.08.49/doc/metadata.cgi?choice=oai_dc";',
-    f'    "/LK47B6W/362SFKH" "{M16D}iconet.com.br/banon/2009/09.09.22.01/doc/@relatorio.pdf";',
-    '    "/8JMKD3MGP8W/35MMLL8!:(oai_dc)" 303;',
-    '    "/sid.inpe.br/mtc-m19/2011/05.10.18.31" 410;',
-    '    "/sid.inpe.br/mtc-m19/2011/05.10.18.31!:(oai_dc)" 410;',
-    "map $uri $ibistatic_target {",
-]
-APACHE_MAP = [
-    f"8jmkd3mgp8w/35mmll8!:(oai_dc) {M16C}sid.inpe.br/mtc-m18/2012/07.12.18.08.49/doc/metadata.cgi",
-    "8jmkd3mgp8w/35mmll8!:(oai_dc)? choice=oai_dc",
-    f"lk47b6w/362sfkh {M16D}iconet.com.br/banon/2009/09.09.22.01/doc/@relatorio.pdf",
-]
-APACHE_STATUS = [
-    "8jmkd3mgp8w/35mmll8!:(oai_dc) 303",
-    "8jmkd3mgp7w/3epgue5: 303",
-    "sid.inpe.br/mtc-m19/2011/05.10.18.31 410",
-]
 
 
 @pytest.mark.parametrize("line", REDIRECTS)
 def test_redirects_golden_lines(site, line):
     assert line in lines(site, "_redirects")
-
-
-@pytest.mark.parametrize("line", NGINX_MAP)
-def test_nginx_map_golden_lines(confs, line):
-    assert line in lines(confs, "_ibistatic/nginx-map.conf")
-
-
-@pytest.mark.parametrize("line", APACHE_MAP)
-def test_apache_map_golden_lines(confs, line):
-    assert line in lines(confs, "_ibistatic/apache-rewritemap.txt")
-
-
-@pytest.mark.parametrize("line", APACHE_STATUS)
-def test_apache_status_golden_lines(confs, line):
-    assert line in lines(confs, "_ibistatic/apache-status.txt")
-
-
-def nginx_keys(site: Path, variable: str) -> list[str]:
-    text = (site / "_ibistatic/nginx-map.conf").read_text(encoding="utf-8")
-    block = text.split(f"map $uri {variable} {{\n", 1)[1].split("\n}", 1)[0]
-    return [re.match(r'    "([^"]*)"', line).group(1) for line in block.splitlines()]
 
 
 def redirect_paths(site: Path) -> list[str]:
@@ -164,22 +87,8 @@ def redirect_paths(site: Path) -> list[str]:
         "/sid.inpe.br/mtc-m19/2013/09.04.12.27.58:",  # unavailable: an alert page
     ],
 )
-def test_urls_without_a_redirect(site, confs, path):
+def test_urls_without_a_redirect(site, path):
     assert path not in redirect_paths(site)
-    assert path not in nginx_keys(confs, "$ibistatic_target")
-    assert not any(
-        line.split(" ")[0] == apache_key(path[1:])
-        for line in rule_lines(confs, "_ibistatic/apache-rewritemap.txt")
-    )
-
-
-def test_language_less_plus_is_in_no_file(confs):
-    key = "8JMKD3MGP8W/35MME4E+"
-    assert "/" + key not in nginx_keys(confs, "$ibistatic_status")
-    assert not any(
-        line.startswith(apache_key(key) + " ")
-        for line in rule_lines(confs, "_ibistatic/apache-status.txt")
-    )
 
 
 def test_every_redirect_agrees_with_the_resolver(site):
@@ -191,34 +100,19 @@ def test_every_redirect_agrees_with_the_resolver(site):
         assert status == ("303" if ":" in path else "302"), path
 
 
-def test_the_files_list_the_same_urls(site, confs):
-    paths = [unquote(path) for path in redirect_paths(site)]
-    folded = {path.lower() for path in paths}
-    assert {key.lower() for key in nginx_keys(confs, "$ibistatic_target")} == folded
-    apache = {line.split(" ")[0] for line in rule_lines(confs, "_ibistatic/apache-rewritemap.txt")}
-    assert {key for key in apache if not key.endswith("?")} == {
-        apache_key(path[1:]) for path in paths
-    }
-
-
-def test_rules_are_sorted_and_builds_are_deterministic(tmp_path, site, confs):
-    publisher = Publisher(load_config(write_config(tmp_path, "again")))
-    publisher.build()
-    state = publisher.state
-    urls = [url for key in sorted(state.published) for url in state.published[key]]
-    again = write_server_files(tmp_path / "confs", urls)
-    assert (tmp_path / "again" / "_redirects").read_bytes() == (site / "_redirects").read_bytes()
-    for name in (
-        "_ibistatic/nginx-map.conf",
-        "_ibistatic/apache-rewritemap.txt",
-        "_ibistatic/apache-status.txt",
-    ):
-        assert (again / name).read_bytes() == (confs / name).read_bytes(), name
+def test_rules_are_sorted_and_builds_are_deterministic(tmp_path, site):
+    build_site(load_config(write_config(tmp_path, "again")))
+    again = tmp_path / "again"
+    assert (again / "_redirects").read_bytes() == (site / "_redirects").read_bytes()
     assert redirect_paths(site) == sorted(redirect_paths(site), key=unquote)
 
 
-def test_no_server_configuration_is_published(site):
-    assert sorted(path.name for path in (site / "_ibistatic").iterdir()) == ["ibistatic-site.txt"]
+def test_no_server_configuration_and_no_machine_path_is_published(site):
+    """nginx and Apache configurations are `ibistatic server-config`'s, never in the tree."""
+    published = [path for path in site.rglob("*") if path.is_file()]
+    assert not [path for path in published if path.suffix == ".conf" or "rewritemap" in path.name]
+    folder = str(site.resolve().parent).encode()
+    assert [path for path in published if folder in path.read_bytes()] == []
 
 
 # Fabricated published URLs: what host_rules reads.
@@ -300,12 +194,6 @@ def test_the_canonical_case_is_listed_besides_the_written_one(written, canonical
     assert {rule.status for rule in rules} == {303}
     redirects = rule_text_lines(redirects_text(rules))
     assert len(redirects) == 2
-    # nginx and Apache ignore case: one key each
-    assert (
-        len([line for line in nginx_map_text(rules).splitlines() if "https://a.example/x" in line])
-        == 1
-    )
-    assert len(rule_text_lines(apache_map_text(rules))) == 1
 
 
 def rule_text_lines(text: str) -> list[str]:
@@ -353,84 +241,26 @@ def test_redirects_text_escapes_paths_as_browsers_send_them():
     ]
 
 
-def test_nginx_map_quotes_keys_and_values():
-    text = nginx_map_text(HOSTILE)
-    target_block = text.split("map $uri $ibistatic_target {\n", 1)[1].split("\n}", 1)[0]
-    assert target_block.splitlines() == [
-        '    "/a\\"quote" "https://t.example/q?x=%22&y=1";',
-        '    "/back\\\\slash" "https://t.example/b\\\\s\\"q";',
-        '    "/dollar$uri" "https://t.example/${ibistatic_dollar}uri/${ibistatic_dollar}1?a=${ibistatic_dollar}b";',
-        '    "/sp ace/é" "https://t.example/%C3%A9%20x";',
-    ]
-    status_block = text.split("map $uri $ibistatic_status {\n", 1)[1].split("\n}", 1)[0]
-    assert status_block.splitlines() == ['    "/dollar$uri" 303;', '    "/gone item" 410;']
-    assert 'geo $ibistatic_dollar { default "$"; }' in text
-
-
-def test_apache_maps_use_int_escape_spelling():
-    assert rule_text_lines(apache_map_text(HOSTILE)) == [
-        "a%22quote https://t.example/q",
-        "a%22quote? x=%22&y=1",
-        'back%5cslash https://t.example/b\\s"q',
-        "dollar$uri https://t.example/$uri/$1",
-        "dollar$uri? a=$b",
-        "sp%20ace/%c3%a9 https://t.example/%C3%A9%20x",
-    ]
-    assert rule_text_lines(apache_status_text(HOSTILE)) == ["dollar$uri 303", "gone%20item 410"]
-
-
 def test_urls_are_written_as_a_location_header_can_carry_them():
     rules = host_rules([target("8JMKD3MGP8W/35MMLL8", url="https://a.example/São José\t1.pdf")])
     assert rules[0].url == "https://a.example/S%C3%A3o%20Jos%C3%A9%091.pdf"
 
 
 @pytest.mark.parametrize(
-    "text, variables, expected",
+    "path, browser",
     [
-        ("/plain", True, '"/plain"'),
-        ('a"b', True, '"a\\"b"'),
-        ("a\\b", True, '"a\\\\b"'),
-        ("a$b", True, '"a${ibistatic_dollar}b"'),
-        ("a$b", False, '"a$b"'),
-        ("a b é", True, '"a b é"'),
-    ],
-)
-def test_nginx_string(text, variables, expected):
-    assert nginx_string(text, variables) == expected
-
-
-@pytest.mark.parametrize(
-    "path, browser, apache",
-    [
-        (
-            "8JMKD3MGP8W/35MMLL8!:(oai_dc)",
-            "8JMKD3MGP8W/35MMLL8!:(oai_dc)",
-            "8jmkd3mgp8w/35mmll8!:(oai_dc)",
-        ),
+        ("8JMKD3MGP8W/35MMLL8!:(oai_dc)", "8JMKD3MGP8W/35MMLL8!:(oai_dc)"),
         (
             "sid.inpe.br/mtc-m18@80/2009/07.21.13.23+(pt-BR)",
             "sid.inpe.br/mtc-m18@80/2009/07.21.13.23+(pt-BR)",
-            "sid.inpe.br/mtc-m18@80/2009/07.21.13.23+(pt-br)",
         ),
-        ("a b/Relatório.txt", "a%20b/Relat%C3%B3rio.txt", "a%20b/relat%c3%b3rio.txt"),
-        (
-            'q"<>`{|}^[]\\#?%',
-            "q%22%3C%3E%60%7B%7C%7D%5E%5B%5D%5C%23%3F%25",
-            "q%22%3c%3e%60%7b%7c%7d%5e%5b%5d%5c%23%3f%25",
-        ),
-        ("keep!$&'()*+,;=:@~-._", "keep!$&'()*+,;=:@~-._", "keep!$&'()*+,;=:@~-._"),
+        ("a b/Relatório.txt", "a%20b/Relat%C3%B3rio.txt"),
+        ('q"<>`{|}^[]\\#?%', "q%22%3C%3E%60%7B%7C%7D%5E%5B%5D%5C%23%3F%25"),
+        ("keep!$&'()*+,;=:@~-._", "keep!$&'()*+,;=:@~-._"),
     ],
 )
-def test_path_spellings(path, browser, apache):
-    assert (browser_path(path), apache_key(path)) == (browser, apache)
-
-
-def nginx_unquote(text: str) -> str:
-    """What nginx reads from a double-quoted string of nginx_string (variables on)."""
-    assert text.startswith('"') and text.endswith('"')
-    parts = text[1:-1].split("${ibistatic_dollar}")
-    assert not any("$" in part for part in parts)
-    return "$".join(re.sub(r'\\(["\\])', r"\1", part) for part in parts)
+def test_path_spellings(path, browser):
+    assert browser_path(path) == browser
 
 
 PATHS = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40)
@@ -443,34 +273,11 @@ def test_browser_path_round_trips(path):
     assert spelled.isascii() and not re.search(r"[\s\"<>\\^`{|}#?]", spelled)
 
 
-@given(PATHS)
-def test_apache_key_is_the_folded_escaped_path(path):
-    key = apache_key(path)
-    assert unquote(key) == path.encode("utf-8").lower().decode("utf-8")
-    assert key.isascii() and key == key.lower() and not re.search(r"\s", key)
-
-
-@given(PATHS)
-def test_nginx_string_round_trips(text):
-    assert nginx_unquote(nginx_string(text)) == text
-
-
-def test_snippets_for_a_site_url_with_a_path():
+def test_redirects_for_a_site_url_with_a_path():
     rules = [HostRule("8JMKD3MGP8W/35MMLL8", 302, "https://a.example/x")]
     assert rule_text_lines(redirects_text(rules, "/ibi/")) == [
         "/ibi/8JMKD3MGP8W/35MMLL8 https://a.example/x 302"
     ]
-    assert (
-        '    "/ibi/8JMKD3MGP8W/35MMLL8" "https://a.example/x";'
-        in nginx_map_text(rules, "/ibi/").splitlines()
-    )
-    server = nginx_server_text(Path("/var/www/ibi"), "/ibi/")
-    assert 'location "/ibi/" {' in server and '    root "/var/www";' in server
-    apache = apache_conf_text(Path("/var/www/ibi"), "/ibi/")
-    assert (
-        "RewriteRule ^/ibi/(.*)$ ${ibi:${ibilower:${ibiescape:$1}}}?${ibi:${ibilower:${ibiescape:$1}}?} [R=302,L,NE]"
-        in apache
-    )
 
 
 def test_fabricated_ibis_are_valid():

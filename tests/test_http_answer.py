@@ -15,9 +15,7 @@ from ibistatic.core.http import ALERT_STATUS, HttpAnswer, header_value, http_ans
 from ibistatic.core.outcome import ALERTS, Resolution
 from ibistatic.core.relations import parse_modifier
 from ibistatic.serve import make_server
-from site_helpers import SAMPLE, write_config
-
-SAMPLE_ARCHIVES = (SAMPLE / "mtc-m16c", SAMPLE / "mtc-m16d")
+from site_helpers import build
 
 URL = "https://a.example/doc/x.pdf"
 
@@ -123,25 +121,8 @@ def test_header_lookup_ignores_case():
 
 
 @pytest.fixture(scope="module")
-def sample_build(tmp_path_factory) -> tuple[Path, str]:
-    """The sample's site, and its nginx map (which is never published: made here from
-    the build's published URLs, as `ibistatic server-config nginx` makes it)."""
-    from ibistatic.config import load_config
-    from ibistatic.site.build import Publisher
-    from ibistatic.site.hostfiles import host_rules
-    from ibistatic.site.serverconfs import nginx_map_text
-
-    work = tmp_path_factory.mktemp("http-answer")
-    publisher = Publisher(load_config(write_config(work, SAMPLE_ARCHIVES, modifiers="all")))
-    publisher.build()
-    state = publisher.state
-    published = [url for key in sorted(state.published) for url in state.published[key]]
-    return work / "site", nginx_map_text(host_rules(published), "/")
-
-
-@pytest.fixture(scope="module")
-def sample_site(sample_build) -> Path:
-    return sample_build[0]
+def sample_site(tmp_path_factory) -> Path:
+    return build(tmp_path_factory.mktemp("http-answer"), modifiers="all")
 
 
 @pytest.fixture(scope="module")
@@ -177,14 +158,15 @@ def redirects_rules(site: Path) -> dict[str, tuple[int, str]]:
     return rules
 
 
-def nginx_block(text: str, variable: str) -> dict[str, str]:
-    """One data map of nginx-map.conf: decoded, case-folded path -> value."""
-    block = text.split(f"map $uri {variable} {{\n", 1)[1].split("\n}", 1)[0]
-    entries = {}
-    for line in block.splitlines():
-        key, value = re.fullmatch(r'    "((?:[^"\\]|\\.)*)" (.*);', line).groups()
-        entries[key.lower()] = value.strip('"')
-    return entries
+def server_rules(site: Path) -> dict[str, tuple[int, str | None]]:
+    """The rules of `ibistatic server-config` (nginx, Apache): folded path -> (status, URL)."""
+    from ibistatic.index.reader import Index
+    from ibistatic.site.serverconfs import index_rules
+
+    rules = {}
+    for rule in index_rules(Index(site)):
+        rules.setdefault(rule.path.lower(), (rule.status, rule.url))
+    return rules
 
 
 def sitemap_paths(site: Path) -> set[str]:
@@ -192,12 +174,10 @@ def sitemap_paths(site: Path) -> set[str]:
     return {urlsplit(loc).path for loc in re.findall(r"<loc>([^<]*)</loc>", text)}
 
 
-def test_the_server_answers_every_published_url_as_the_host_files_do(sample_build, server):
-    sample_site, nginx_map = sample_build
+def test_the_server_answers_every_published_url_as_the_host_files_do(sample_site, server):
     redirects = redirects_rules(sample_site)
-    targets = nginx_block(nginx_map, "$ibistatic_target")
-    statuses = nginx_block(nginx_map, "$ibistatic_status")
-    gone = {key for key, status in statuses.items() if status == "410"}
+    rules = server_rules(sample_site)
+    gone = {"/" + key for key, (status, _) in rules.items() if status == 410}
     paths = sitemap_paths(sample_site) | set(redirects) | gone
     assert (
         len(redirects) > 250 and len(gone) > 3 and len(paths) > 400
@@ -205,14 +185,12 @@ def test_the_server_answers_every_published_url_as_the_host_files_do(sample_buil
     left_to_pages = 0
     for path in sorted(paths):
         status, location, vary = ask(server, path)
-        nginx_key = unquote(path).lower()
+        server_key = unquote(path).lower()[1:]
         if path in redirects:
             assert (status, location) == redirects[path], path
-            assert (int(statuses.get(nginx_key, "302")), targets[nginx_key]) == redirects[path], (
-                path
-            )
-        elif nginx_key in statuses:
-            assert (status, location) == (int(statuses[nginx_key]), None) == (410, None), path
+            assert rules[server_key] == redirects[path], path
+        elif server_key in rules:
+            assert (status, location) == rules[server_key] == (410, None), path
         else:
             # no rule: the answer depends on the browser's languages, or is an alert
             # page other than 410; either way the site's pages answer it

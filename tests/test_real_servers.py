@@ -1,10 +1,18 @@
-"""The generated host files in real servers: nginx and Apache on loopback.
+"""nginx and Apache with the virtual hosts of ``ibistatic server-config``, on loopback.
 
-Every persistent URL the host files list is requested from each server (no redirect
-following) and must come back with the documented status (302, or 303 for metadata)
-and a ``Location`` equal to what the offline resolver answers for it.  The servers are
-the Debian binaries (``scripts/test.sh`` installs them); a test skips only when its
-binary is absent.
+Each server (the Debian binaries; ``scripts/test.sh`` installs them) runs unprivileged
+with four virtual hosts on their own ports, ``ibistatic serve`` behind them:
+
+- ``sample`` and ``synthetic``: two sites in one server, the vhosts included after
+  another ``map``; every form of tests/url_forms.py is asked (no redirect followed) and
+  must get what ``ibistatic resolve`` answers (status and Location);
+- ``rules-only``: the sample with its resolver down: the rules alone still answer the
+  precomputed forms (the server answers them itself), the rest gets the server's 502/503
+  (nginx with ``map_hash_bucket_size 128`` set once and ``--map-bucket-size 128``: no
+  rule is left to the resolver);
+- ``wrong``: the sample with the synthetic site's resolver behind it, a deployment
+  ``check-deployment`` must find wrong (exit 1, the report names the URL).
+A test skips only when its binary is absent.
 """
 
 from __future__ import annotations
@@ -14,69 +22,35 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
-from urllib.parse import unquote
 
 import pytest
 
-from ibistatic.config import load_config
+from ibistatic.cli import main
+from ibistatic.deploycheck import url_forms
 from ibistatic.resolver import Resolver
-from ibistatic.site.build import build_site
-from ibistatic.site.hostfiles import (
-    HostRule,
-    browser_path,
-)
+from ibistatic.site.hostfiles import HostRule
 from ibistatic.site.serverconfs import (
-    apache_conf_text,
+    VirtualHost,
     apache_map_text,
-    apache_status_text,
-    nginx_map_text,
-    nginx_server_text,
+    apache_vhost_text,
+    nginx_vhost_text,
 )
+from url_forms import build_sample_site, build_synthetic_site, url_table
 
 pytestmark = pytest.mark.server
 
-SAMPLE = Path(__file__).resolve().parent.parent / "ibistatic" / "sample_archive"
-SITE_URL = "http://127.0.0.1:8080/"
+ROOT = Path(__file__).resolve().parent.parent
 SEARCH_PATH = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/usr/local/sbin", "/sbin"])
 NGINX = shutil.which("nginx", path=SEARCH_PATH)
 APACHE = shutil.which("apache2", path=SEARCH_PATH) or shutil.which("httpd", path=SEARCH_PATH)
 APACHE_MODULES = Path("/usr/lib/apache2/modules")
 START_TIMEOUT = 15.0
 DELETED = "sid.inpe.br/mtc-m19/2011/05.10.18.31"
-
-# Hostile keys and values for the escaping of each file: quotes, backslashes, '$',
-# spaces, non-ASCII, and a query that Apache must not take for an unsafe '?'.
-HOSTILE = [
-    HostRule('a"quote', 302, "https://t.example/q?x=%22&y=1"),
-    HostRule("back\\slash", 302, 'https://t.example/b\\s"q'),
-    HostRule("dollar$uri", 303, "https://t.example/$uri/$1?a=$b"),
-    HostRule("sp ace/é", 302, "https://t.example/%C3%A9%20x"),
-    HostRule("paren(x)!:+@", 302, "https://t.example/p?choice=oai_dc&z=%3F"),
-    HostRule("gone item", 410, None),
-    HostRule("long/" + "x" * 300, 302, "https://t.example/long"),  # nginx hash bucket size
-]
-
-
-def worker_identity() -> str:
-    """Apache's User/Group lines: as root, a real unprivileged account (Apache refuses
-    root, and its default #-1 is no account); otherwise the lines mean nothing."""
-    if os.geteuid() != 0:
-        return ""
-    import grp
-
-    group = next((name for name in ("nogroup", "nobody") if _has_group(grp, name)), None)
-    return "User nobody\n" + (f"Group {group}\n" if group else "")
-
-
-def _has_group(grp, name: str) -> bool:
-    try:
-        grp.getgrnam(name)
-        return True
-    except KeyError:
-        return False
+VHOSTS = ("sample", "synthetic", "rules-only", "wrong")
 
 
 def free_port() -> int:
@@ -89,15 +63,13 @@ def wait_for_port(port: int, process: subprocess.Popen, log: Path) -> None:
     deadline = time.monotonic() + START_TIMEOUT
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            pytest.fail(f"the server exited with {process.returncode}:\n{_tail(log)}")
+            pytest.fail(f"{process.args[0]} exited with {process.returncode}:\n{_tail(log)}")
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=0.5):
                 return
         except OSError:
             time.sleep(0.05)
-    pytest.fail(
-        f"the server did not listen on 127.0.0.1:{port} within {START_TIMEOUT} s:\n{_tail(log)}"
-    )
+    pytest.fail(f"nothing listened on 127.0.0.1:{port} within {START_TIMEOUT} s:\n{_tail(log)}")
 
 
 def _tail(log: Path) -> str:
@@ -114,108 +86,56 @@ def stop(process: subprocess.Popen) -> None:
             process.wait(timeout=10)
 
 
-def get(port: int, path: str) -> tuple[int, str | None, bytes]:
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-    try:
-        connection.request("GET", path)
-        response = connection.getresponse()
-        return response.status, response.getheader("Location"), response.read()
-    finally:
-        connection.close()
-
-
-def start_nginx(workdir: Path, site: Path) -> tuple[subprocess.Popen, int]:
-    if NGINX is None:
-        pytest.skip("nginx is not installed (scripts/test.sh installs nginx-light)")
-    port = free_port()
-    temp = workdir / "temp"
-    temp.mkdir(parents=True, exist_ok=True)
-    conf = workdir / "nginx.conf"
-    conf.write_text(f"""
-worker_processes 1;
-pid {workdir}/nginx.pid;
-error_log stderr;
-events {{ worker_connections 64; }}
-http {{
-    access_log off;
-    client_body_temp_path {temp}/body;
-    proxy_temp_path {temp}/proxy;
-    fastcgi_temp_path {temp}/fastcgi;
-    uwsgi_temp_path {temp}/uwsgi;
-    scgi_temp_path {temp}/scgi;
-    include {site}/_ibistatic/nginx-map.conf;
-    server {{
-        listen 127.0.0.1:{port};
-        include {site}/_ibistatic/nginx-server.conf;
-    }}
-}}
-""")
-    log = workdir / "nginx.log"
+def start(command: list[str], port: int, log: Path) -> subprocess.Popen:
     with log.open("wb") as sink:
         process = subprocess.Popen(
-            [NGINX, "-p", str(workdir), "-c", str(conf), "-g", "daemon off;"],
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
+            command, stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
         )
     try:
         wait_for_port(port, process, log)
     except BaseException:
         stop(process)
         raise
-    return process, port
+    return process
 
 
-def start_apache(
-    workdir: Path, site: Path, snippet: Path | None = None
-) -> tuple[subprocess.Popen, int]:
-    if APACHE is None:
-        pytest.skip("Apache is not installed (scripts/test.sh installs apache2)")
-    snippet = snippet or site / "_ibistatic" / "apache.conf"
-    port = free_port()
-    modules = [
-        ("mpm_event_module", "mod_mpm_event.so"),
-        ("authz_core_module", "mod_authz_core.so"),
-        ("rewrite_module", "mod_rewrite.so"),
-        ("dir_module", "mod_dir.so"),
-        ("mime_module", "mod_mime.so"),
-    ]
-    load = "\n".join(f"LoadModule {name} {APACHE_MODULES / file}" for name, file in modules)
-    types = (
-        "TypesConfig /etc/mime.types"
-        if Path("/etc/mime.types").exists()
-        else "TypesConfig /dev/null"
-    )
-    conf = workdir / "apache.conf"
-    conf.write_text(f"""
-ServerRoot {workdir}
-{load}
-PidFile {workdir}/httpd.pid
-DefaultRuntimeDir {workdir}
-ErrorLog {workdir}/error.log
-LogLevel warn
-{types}
-{worker_identity()}Listen 127.0.0.1:{port}
-ServerName 127.0.0.1
-DocumentRoot "{site}"
-<Directory "{site}">
-    Require all granted
-</Directory>
-Include "{snippet}"
-""")
-    log = workdir / "error.log"
-    process = subprocess.Popen(
-        [APACHE, "-f", str(conf), "-DFOREGROUND"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        stdin=subprocess.DEVNULL,
-    )
-    try:
-        wait_for_port(port, process, log)
-    except BaseException:
-        stop(process)
-        raise
-    return process, port
+class Client:
+    """One kept-alive connection to a port; redirects are never followed."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+
+    def get(self, target: str, language: str | None = None) -> tuple[int, str | None, bytes]:
+        headers = {"Accept-Language": language} if language else {}
+        for attempt in range(2):
+            try:
+                self.connection.request("GET", target, headers=headers)
+                response = self.connection.getresponse()
+                body = response.read()
+                if response.will_close:
+                    self.connection.close()
+                return response.status, response.getheader("Location"), body
+            except (OSError, http.client.HTTPException):
+                self.connection.close()
+                if attempt:
+                    raise
+        raise AssertionError("unreachable")
+
+    def close(self) -> None:
+        self.connection.close()
+
+
+def worker_identity() -> str:
+    """Apache's User/Group lines: as root, a real unprivileged account (Apache refuses
+    root, and its default #-1 is no account); otherwise the lines mean nothing."""
+    if os.geteuid() != 0:
+        return ""
+    import grp
+
+    groups = {entry.gr_name for entry in grp.getgrall()}
+    group = next((name for name in ("nogroup", "nobody") if name in groups), None)
+    return "User nobody\n" + (f"Group {group}\n" if group else "")
 
 
 @pytest.fixture(scope="module")
@@ -237,195 +157,314 @@ def subfolder(parent: Path, name: str) -> Path:
 
 
 @pytest.fixture(scope="module")
-def site(readable_tmp) -> Path:
-    """The sample with every modifier composition, so that the files hold hundreds of
-    rules: editions, translations, metadata, oai_dc and the deleted item."""
-    work = subfolder(readable_tmp, "sample")
-    config = work / "ibistatic.yaml"
-    config.write_text(
-        f"site-url: {SITE_URL}\n"
-        f"archives:\n  - {SAMPLE / 'mtc-m16c'}\n  - {SAMPLE / 'mtc-m16d'}\n"
-        "output: site\nmodifiers: all\n"
-    )
-    build_site(load_config(config))
-    return work / "site"
+def sites(readable_tmp) -> dict[str, Path]:
+    """The sample with every modifier composition (hundreds of rules) and the synthetic
+    Archives of tests/url_forms.py."""
+    return {
+        "sample": build_sample_site(subfolder(readable_tmp, "sample"), modifiers="all"),
+        "synthetic": build_synthetic_site(subfolder(readable_tmp, "synthetic"), modifiers="all"),
+    }
 
 
 @pytest.fixture(scope="module")
-def resolver(site) -> Resolver:
-    return Resolver(site)
-
-
-def start_apache_dbm(workdir: Path, site: Path) -> tuple[subprocess.Popen, int]:
-    """Apache with the hashed maps, made as the snippet's comment says."""
-    tool = shutil.which("httxt2dbm", path=SEARCH_PATH)
-    if APACHE is None or tool is None:
-        pytest.skip("Apache or httxt2dbm is not installed (scripts/test.sh installs apache2)")
-    folder = site / "_ibistatic"
-    snippet = (folder / "apache.conf").read_text(encoding="utf-8").splitlines()
-    for command in [line[len("#   ") :] for line in snippet if line.startswith("#   httxt2dbm ")]:
-        subprocess.run(
-            [tool, *command.split()[1:]], cwd=folder, check=True, timeout=60, capture_output=True
-        )
-    dbm = [
-        line[len("#   ") :]
-        for line in snippet
-        if line.startswith("#   RewriteMap ") and '"dbm:' in line
-    ]
-    assert len(dbm) == 2
-    kept = [line for line in snippet if not (line.startswith("RewriteMap ") and '"txt:' in line)]
-    at = kept.index("RewriteMap ibilower int:tolower") + 1
-    (workdir / "apache-dbm.conf").write_text(
-        "\n".join(kept[:at] + dbm + kept[at:]) + "\n", encoding="utf-8"
+def resolvers(sites, readable_tmp):
+    """``ibistatic serve`` for each site, as a user runs it."""
+    processes, ports = [], {}
+    env = dict(
+        os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
     )
-    return start_apache(workdir, site, workdir / "apache-dbm.conf")
-
-
-STARTERS = {"nginx": start_nginx, "apache": start_apache, "apache-dbm": start_apache_dbm}
-
-
-@pytest.fixture(scope="module", params=list(STARTERS))
-def server(request, site, readable_tmp):
-    workdir = subfolder(readable_tmp, request.param)
-    process, port = STARTERS[request.param](workdir, site)
     try:
-        yield request.param, port
+        for name, site in sites.items():
+            port = free_port()
+            command = [sys.executable, "-m", "ibistatic", "serve", "--index", str(site)]
+            log = readable_tmp / f"serve-{name}.log"
+            with log.open("wb") as sink:
+                process = subprocess.Popen(
+                    [*command, "--port", str(port)], stdout=sink, stderr=subprocess.STDOUT, env=env
+                )
+            processes.append(process)
+            wait_for_port(port, process, log)
+            ports[name] = f"http://127.0.0.1:{port}"
+        ports["down"] = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+        yield ports
+    finally:
+        for process in processes:
+            stop(process)
+
+
+def vhost_plan(sites, resolvers) -> dict[str, tuple[Path, str, int]]:
+    """vhost name -> (site, resolver URL, port)."""
+    return {
+        "sample": (sites["sample"], resolvers["sample"], free_port()),
+        "synthetic": (sites["synthetic"], resolvers["synthetic"], free_port()),
+        "rules-only": (sites["sample"], resolvers["down"], free_port()),
+        "wrong": (sites["sample"], resolvers["synthetic"], free_port()),
+    }
+
+
+def server_config(
+    server: str, site: Path, resolver: str, port: int, output: Path, *more: str
+) -> None:
+    """The virtual host, written by the command as an admin runs it."""
+    status = main(
+        [
+            "server-config",
+            server,
+            "--site",
+            str(site),
+            "--listen",
+            f"127.0.0.1:{port}",
+            "--resolver-url",
+            resolver,
+            "--output",
+            str(output),
+            *more,
+        ]
+    )
+    assert status == 0
+
+
+def start_nginx(workdir: Path, includes: list[Path], port: int) -> subprocess.Popen:
+    if NGINX is None:
+        pytest.skip("nginx is not installed (scripts/test.sh installs nginx-light)")
+    temp = workdir / "temp"
+    temp.mkdir(parents=True, exist_ok=True)
+    include = "\n".join(f"    include {path};" for path in includes)
+    conf = workdir / "nginx.conf"
+    conf.write_text(f"""
+worker_processes 1;
+pid {workdir}/nginx.pid;
+error_log stderr;
+events {{ worker_connections 64; }}
+http {{
+    access_log off;
+    client_body_temp_path {temp}/body;
+    proxy_temp_path {temp}/proxy;
+    fastcgi_temp_path {temp}/fastcgi;
+    uwsgi_temp_path {temp}/uwsgi;
+    scgi_temp_path {temp}/scgi;
+    # the admin's own map first: the vhosts must work after it; the one line to add
+    # for rules longer than the default bucket holds (server-config --map-bucket-size)
+    map_hash_bucket_size 128;
+    map $http_user_agent $admin_is_bot {{ default 0; "~*bot" 1; }}
+{include}
+}}
+""")
+    command = [NGINX, "-p", str(workdir), "-c", str(conf), "-g", "daemon off;"]
+    return start(command, port, workdir / "nginx.log")
+
+
+APACHE_MODULE_FILES = {
+    "mpm_event_module": "mod_mpm_event.so",
+    "authz_core_module": "mod_authz_core.so",
+    "rewrite_module": "mod_rewrite.so",
+    "dir_module": "mod_dir.so",
+    "mime_module": "mod_mime.so",
+    "proxy_module": "mod_proxy.so",
+    "proxy_http_module": "mod_proxy_http.so",
+}
+
+
+def start_apache(workdir: Path, includes: list[Path], ports: list[int]) -> subprocess.Popen:
+    if APACHE is None:
+        pytest.skip("Apache is not installed (scripts/test.sh installs apache2)")
+    load = "\n".join(
+        f"LoadModule {name} {APACHE_MODULES / file}" for name, file in APACHE_MODULE_FILES.items()
+    )
+    types = "/etc/mime.types" if Path("/etc/mime.types").exists() else "/dev/null"
+    listen = "\n".join(f"Listen 127.0.0.1:{port}" for port in ports)
+    include = "\n".join(f'Include "{path}"' for path in includes)
+    conf = workdir / "httpd.conf"
+    conf.write_text(f"""
+ServerRoot {workdir}
+{load}
+PidFile {workdir}/httpd.pid
+DefaultRuntimeDir {workdir}
+ErrorLog {workdir}/error.log
+LogLevel warn
+TypesConfig {types}
+{worker_identity()}{listen}
+ServerName 127.0.0.1
+{include}
+""")
+    return start([APACHE, "-f", str(conf), "-DFOREGROUND"], ports[0], workdir / "error.log")
+
+
+@pytest.fixture(scope="module", params=["nginx", "apache"])
+def server(request, sites, resolvers, readable_tmp):
+    """(server name, vhost name -> port) with the four virtual hosts running."""
+    kind = request.param
+    workdir = subfolder(readable_tmp, kind)
+    plan = vhost_plan(sites, resolvers)
+    includes = []
+    for name, (site, resolver, port) in plan.items():
+        output = workdir / f"{name}.conf"
+        bigger = ["--map-bucket-size", "128"] if kind == "nginx" and name == "rules-only" else []
+        server_config(kind, site, resolver, port, output, *bigger)
+        includes.append(output)
+    ports = [port for _, _, port in plan.values()]
+    if kind == "nginx":
+        process = start_nginx(workdir, includes, ports[0])
+    else:
+        process = start_apache(workdir, includes, ports)
+    log = workdir / ("nginx.log" if kind == "nginx" else "error.log")
+    for port in ports[1:]:
+        wait_for_port(port, process, log)
+    try:
+        yield kind, {name: port for name, (_, _, port) in plan.items()}
     finally:
         stop(process)
 
 
-def listed_urls(site: Path) -> list[tuple[str, str, int]]:
-    """(request path, URL, status) of every rule of ``_redirects``."""
-    rules = []
-    for line in (site / "_redirects").read_text(encoding="utf-8").splitlines():
-        if line and not line.startswith("#"):
-            path, url, status = line.split(" ")
-            rules.append((path, url, int(status)))
-    return rules
+def wrong_answers(port: int, table) -> list:
+    client = Client(port)
+    try:
+        wrong = []
+        for case in table:
+            got = client.get("/" + case.target, case.accept_language)[:2]
+            if got != (case.status, case.location):
+                wrong.append((case.id, got, (case.status, case.location)))
+        return wrong
+    finally:
+        client.close()
 
 
-def test_the_sample_lists_hundreds_of_urls(site):
-    assert len(listed_urls(site)) > 300
+@pytest.mark.parametrize("site_name", ["sample", "synthetic"])
+def test_every_url_form_answers_as_resolve(server, sites, site_name):
+    _, ports = server
+    table = url_table(sites[site_name])
+    assert len(table) > 800
+    assert wrong_answers(ports[site_name], table) == []
 
 
-def test_every_listed_url_redirects_as_the_resolver_answers(server, site, resolver):
-    _, port = server
-    wrong = []
-    for path, _, _ in listed_urls(site):
-        expected = resolver.resolve(SITE_URL + unquote(path)[1:])
-        # the modifier is the only place a ':' can stand in a persistent URL path
-        status = 303 if ":" in path else 302
-        got = get(port, path)[:2]
-        if got != (status, expected.url):
-            wrong.append((path, got, (status, expected.url)))
-    assert wrong == []
+def test_the_rules_answer_without_the_resolver(server, sites):
+    """The precomputed forms are the server's own rules: they answer with serve down."""
+    _, ports = server
+    table = url_table(sites["sample"])
+    precomputed = [
+        case for case in table if case.kind == "precomputed" and case.status in (302, 303, 410)
+    ]
+    assert len(precomputed) > 300
+    assert wrong_answers(ports["rules-only"], precomputed) == []
+    client = Client(ports["rules-only"])
+    try:
+        status, location, _ = client.get("/LK47B6W/362SFKH/reference.bib")
+    finally:
+        client.close()
+    assert (status, location) in ((502, None), (503, None))  # the resolver's to answer
+
+
+def test_a_deleted_item_answers_410_with_its_alert_page(server, sites):
+    _, ports = server
+    client = Client(ports["sample"])
+    try:
+        status, location, body = client.get("/" + DELETED)
+    finally:
+        client.close()
+    assert (status, location) == (410, None)
+    assert body == (sites["sample"] / DELETED / "index.html").read_bytes()
 
 
 @pytest.mark.parametrize(
-    "path, canonical",
+    "path, file",
     [
-        ("/8jmkd3mgp8w/35mmll8", "8JMKD3MGP8W/35MMLL8"),
-        ("/8jmkd3mgp8w/35mmll8!:(oai_dc)", "8JMKD3MGP8W/35MMLL8!:(oai_dc)"),
-        ("/SID.INPE.BR/MTC-M18@80/2009/07.21.14.43", "sid.inpe.br/mtc-m18@80/2009/07.21.14.43"),
+        ("/", "index.html"),
+        ("/404.html", "404.html"),
+        ("/index/manifest.json", "index/manifest.json"),
+        ("/sitemap.xml", "sitemap.xml"),
+        (
+            "/metadata/iconet.com.br/banon/2009/09.09.22.01/oai_dc.xml",
+            "metadata/iconet.com.br/banon/2009/09.09.22.01/oai_dc.xml",
+        ),
     ],
 )
-def test_other_case_spellings_get_the_canonical_answer(server, resolver, path, canonical):
-    _, port = server
-    expected = resolver.resolve(SITE_URL + canonical).url
-    assert expected is not None
-    assert get(port, path)[:2] == (303 if ":" in path else 302, expected)
+def test_the_site_files_are_served_as_they_are(server, sites, path, file):
+    _, ports = server
+    client = Client(ports["sample"])
+    try:
+        assert client.get(path) == (200, None, (sites["sample"] / file).read_bytes())
+    finally:
+        client.close()
 
 
-def test_escaped_modifier_characters_are_the_same_url(server, resolver):
-    _, port = server
-    expected = resolver.resolve(SITE_URL + "8JMKD3MGP8W/35MMLL8!:(oai_dc)").url
-    assert get(port, "/8JMKD3MGP8W/35MMLL8%21%3A%28oai_dc%29")[:2] == (303, expected)
+@pytest.mark.parametrize("path", ["/_ibistatic/ibistatic-site.txt", "/no-such-file.txt"])
+def test_private_and_missing_files_are_404(server, path):
+    _, ports = server
+    client = Client(ports["sample"])
+    try:
+        assert client.get(path)[0] == 404
+    finally:
+        client.close()
 
 
-def test_a_deleted_item_answers_410_with_its_alert_page(server, site, resolver):
-    _, port = server
-    assert resolver.resolve(SITE_URL + DELETED).alert == "deleted"
-    status, location, body = get(port, "/" + DELETED)
-    assert (status, location) == (410, None)
-    page = site / DELETED / "index.html"
-    if page.exists():  # the page renderer writes it; the status is the host files' part
-        assert body == page.read_bytes()
+def test_check_deployment_finds_every_form_right(server, sites, capsys):
+    _, ports = server
+    for name in ("sample", "synthetic"):
+        base = f"http://127.0.0.1:{ports[name]}/"
+        status = main(["check-deployment", base, "--index", str(sites[name]), "--sample", "400"])
+        out = capsys.readouterr().out
+        assert status == 0, out
+        assert out.splitlines()[-1] == f"400 persistent URL forms asked of {base}: all match"
 
 
-def test_a_query_with_ibiurl_pairs_is_left_to_the_page(server, site):
-    _, port = server
-    status, location, body = get(port, "/LK47B6W/362SFKH?ibiurl.verblist=GetFileList")
-    page = site / "LK47B6W/362SFKH/index.html"
-    assert (status, location) == ((200, None) if page.exists() else (404, None))
-    if page.exists():
-        assert body == page.read_bytes()
+def test_check_deployment_finds_a_wrong_deployment(server, sites, capsys):
+    _, ports = server
+    base = f"http://127.0.0.1:{ports['wrong']}/"
+    status = main(["check-deployment", base, "--index", str(sites["sample"]), "--sample", "all"])
+    lines = capsys.readouterr().out.splitlines()
+    assert status == 1
+    # a file path goes to the (wrong) resolver: 404 there, the sample's file here
+    at = lines.index(f"DIFFERS {base}LK47B6W/362SFKH/reference.bib")
+    assert lines[at + 1 : at + 3] == [
+        "    expected 302 http://mtc-m16d.sid.inpe.br/col/iconet.com.br/banon/2009/09.09.22.01/"
+        "doc/reference.bib",
+        "    got      404",
+    ]
+    every = len(url_forms(Resolver(sites["sample"]).index))
+    assert lines[-1].endswith(" differ") and lines[-1].startswith(
+        f"{every} persistent URL forms asked of {base}: "
+    )
 
 
-@pytest.mark.parametrize(
-    "path", ["sid.inpe.br/mtc-m19/2013/09.04.12.27.58:", "8JMKD3MGP8W/35MME4E+"]
-)
-def test_page_only_urls_are_served_their_page_at_once(server, site, path):
-    """An alert other than 'deleted' and a language-less '+' are the pages' business."""
-    _, port = server
-    page = site / path / "index.html"
-    status, location, body = get(port, browser_path("/" + path))
-    assert (status, location) == ((200, None) if page.exists() else (404, None))
-    if page.exists():
-        assert body == page.read_bytes()
-
-
-def test_a_query_without_ibiurl_pairs_still_redirects(server, resolver):
-    _, port = server
-    expected = resolver.resolve(SITE_URL + "LK47B6W/362SFKH").url
-    assert get(port, "/LK47B6W/362SFKH?utm_source=mail")[:2] == (302, expected)
-
-
-def test_unlisted_urls_get_404_html_with_status_404(server, site):
-    _, port = server
-    status, location, body = get(port, "/8JMKD3MGP8W/3333333")
-    assert (status, location) == (404, None)
-    if (site / "404.html").exists():
-        assert body == (site / "404.html").read_bytes()
-
-
-def test_the_host_files_are_not_served(server):
-    _, port = server
-    for path in ("/_ibistatic/nginx-map.conf", "/_ibistatic/apache-rewritemap.txt", "/_redirects"):
-        assert get(port, path)[0] == 404, path
+# Escaping: rules whose URLs carry what each server's syntax must escape.
+HOSTILE = [
+    HostRule("A1B2/Q1", 302, "https://t.example/q?x=%22&y=1"),
+    HostRule("A1B2/Q2", 302, 'https://t.example/b\\s"q'),
+    HostRule("A1B2/Q3", 303, "https://t.example/$uri/$1?a=$b&c=${x}"),
+    HostRule("A1B2/Q4", 302, "https://t.example/%C3%A9%20x;p=1"),
+    HostRule("A1B2/Q5", 302, "https://t.example/p?choice=oai_dc&z=%3F"),
+]
 
 
 @pytest.fixture(scope="module", params=["nginx", "apache"])
 def hostile_server(request, readable_tmp):
-    """A server over hand-made rules whose keys and values need every escape."""
-    site = subfolder(readable_tmp, "hostile-site-" + request.param)
-    folder = site / "_ibistatic"
-    folder.mkdir()
-    (folder / "nginx-map.conf").write_text(nginx_map_text(HOSTILE), encoding="utf-8")
-    (folder / "nginx-server.conf").write_text(nginx_server_text(site), encoding="utf-8")
-    (folder / "apache-rewritemap.txt").write_text(apache_map_text(HOSTILE), encoding="utf-8")
-    (folder / "apache-status.txt").write_text(apache_status_text(HOSTILE), encoding="utf-8")
-    (folder / "apache.conf").write_text(apache_conf_text(site), encoding="utf-8")
-    (site / "gone item").mkdir()
-    (site / "gone item" / "index.html").write_text("gone page\n")
+    site = subfolder(readable_tmp, "hostile-site")
     (site / "404.html").write_text("not found page\n")
     workdir = subfolder(readable_tmp, request.param + "-hostile")
-    start = start_nginx if request.param == "nginx" else start_apache
-    process, port = start(workdir, site)
+    port = free_port()
+    host = VirtualHost(
+        site, "/", f"127.0.0.1:{port}", "hostile.test", "http://127.0.0.1:9", "hostile", ()
+    )
+    conf = workdir / "site.conf"
+    if request.param == "nginx":
+        conf.write_text(nginx_vhost_text(HOSTILE, host), encoding="utf-8")
+        process = start_nginx(workdir, [conf], port)
+    else:
+        map_file = workdir / "site.rewritemap.txt"
+        map_file.write_text(apache_map_text(HOSTILE), encoding="utf-8")
+        conf.write_text(apache_vhost_text(host, map_file), encoding="utf-8")
+        process = start_apache(workdir, [conf], [port])
     try:
         yield port
     finally:
         stop(process)
 
 
-@pytest.mark.parametrize("rule", [rule for rule in HOSTILE if rule.url], ids=lambda rule: rule.path)
-def test_hostile_keys_and_values_survive_each_server(hostile_server, rule):
-    assert get(hostile_server, browser_path("/" + rule.path))[:2] == (rule.status, rule.url)
-
-
-def test_hostile_gone_page(hostile_server):
-    status, _, body = get(hostile_server, "/gone%20item")
-    assert (status, body) == (410, b"gone page\n")
-
-
-def test_hostile_unlisted_spelling_is_404(hostile_server):
-    assert get(hostile_server, "/sp%20ace/e")[:2] == (404, None)
+@pytest.mark.parametrize("rule", HOSTILE, ids=lambda rule: rule.path)
+def test_hostile_urls_survive_each_server(hostile_server, rule):
+    client = Client(hostile_server)
+    try:
+        assert client.get("/" + rule.path)[:2] == (rule.status, rule.url)
+        assert client.get("/" + rule.path.lower())[:2] == (rule.status, rule.url)
+    finally:
+        client.close()
