@@ -9,6 +9,8 @@ rule of ``_redirects``.
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
@@ -142,3 +144,29 @@ def test_wrangler_parses_every_rule_of_redirects(served):
     for line in rules:
         path, url, status = line.split(" ")
         assert url.startswith("https://") and int(status) in (302, 303), line
+
+
+def test_check_deployment_finds_every_form_answered(served):
+    site, engine, _ = served
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ibistatic",
+            "check-deployment",
+            f"http://127.0.0.1:{engine.port}/",
+            "--index",
+            str(site),
+            "--sample",
+            "300",  # every form is asked above; here the command, over every kind
+            "--concurrency",
+            "8",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+    assert result.stdout.splitlines()[-1].startswith("300 persistent URL forms asked")
+    assert result.stdout.splitlines()[-1].endswith(": all match")
