@@ -198,3 +198,79 @@ def expected(resolver, request: str, accept_language: str | None = None):
         return None
     answer = http_answer(result, result.asked)
     return answer.status, answer.location
+
+
+NETLIFY_SERVER = r"""
+import fs from "node:fs";
+import http from "node:http";
+import path from "node:path";
+const [engine, site, port] = process.argv.slice(1);
+const { RedirectsHandler } = await import(engine);
+const handler = new RedirectsHandler({
+  configRedirects: [], projectDir: site, publicDir: site, jwtRoleClaim: "", jwtSecret: "",
+});
+function staticFile(url) {
+  let decoded;
+  try { decoded = decodeURIComponent(url.pathname); } catch (error) { return null; }
+  for (const candidate of [decoded, path.join(decoded, "index.html")]) {
+    const file = path.join(site, candidate);
+    if (file.startsWith(site) && fs.existsSync(file) && fs.statSync(file).isFile()) return file;
+  }
+  return null;
+}
+async function getStaticFile(request) {
+  const file = staticFile(new URL(request.url));
+  return file === null ? undefined : async () => new Response(fs.readFileSync(file), { status: 200 });
+}
+async function answer(request) {
+  const match = await handler.match(request);
+  if (match) {
+    const response = await handler.handle(request, match, getStaticFile);
+    // Netlify gives a rewrite the rule's status (the dev engine leaves that to its server)
+    if (response && !match.redirect && match.statusCode !== 200) {
+      return new Response(response.body, { status: match.statusCode });
+    }
+    if (response) return response;
+  }
+  const file = staticFile(new URL(request.url));
+  if (file !== null) return new Response(fs.readFileSync(file), { status: 200 });
+  return new Response(fs.readFileSync(path.join(site, "404.html")), { status: 404 });
+}
+http.createServer(async (incoming, outgoing) => {
+  const request = new Request("http://localhost" + incoming.url, { headers: incoming.headers });
+  const response = await answer(request);
+  const headers = {};
+  response.headers.forEach((value, name) => { headers[name] = value; });
+  outgoing.writeHead(response.status, headers);
+  outgoing.end(Buffer.from(await response.arrayBuffer()));
+}).listen(Number(port), "127.0.0.1", () => console.log("ready"));
+"""
+
+
+@contextlib.contextmanager
+def netlify_server(site: Path):
+    """Netlify's engine as ``netlify dev`` runs it: rules, then files, then 404.html;
+    yields its port."""
+    port = free_port()
+    process = subprocess.Popen(
+        [
+            NODE,
+            "--input-type=module",
+            "-e",
+            NETLIFY_SERVER,
+            "--",
+            str(NETLIFY_ENGINE),
+            str(site),
+            str(port),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        if process.stdout.readline().strip() != "ready":
+            raise RuntimeError(f"the Netlify engine did not start: {process.stderr.read()[-3000:]}")
+        yield port
+    finally:
+        process.terminate()
+        process.wait(timeout=15)

@@ -7,12 +7,14 @@ what ``ibistatic resolve`` answers, and deleted items answer 410 with ``404.html
 from __future__ import annotations
 
 from dataclasses import replace
+import subprocess
+import sys
 from pathlib import Path
 from urllib.parse import unquote
 
 import pytest
 
-from host_engines import NETLIFY_ENGINE, expected, missing, netlify_answers
+from host_engines import NETLIFY_ENGINE, expected, missing, netlify_answers, netlify_server
 from ibistatic.config import load_config
 from ibistatic.resolver import Resolver
 from ibistatic.site.build import build_site
@@ -88,3 +90,46 @@ def test_deleted_items_answer_410_with_the_404_page(site, answered):
 def test_rules_name_no_path_twice(site):
     paths = [unquote(path) for path, _, _ in rules(site)]
     assert len(paths) == len(set(paths))
+
+
+def test_check_deployment_finds_every_rule_answered(site):
+    listed = {unquote(path) for path, _, _ in rules(site)}
+    with netlify_server(site) as port:
+        result = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "ibistatic",
+                "check-deployment",
+                f"http://127.0.0.1:{port}/",
+                "--index",
+                str(site),
+                "--sample",
+                "all",
+                "--concurrency",
+                "8",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+    report = result.stdout.splitlines()
+    assert report[-1].startswith(f"{len(url_table_of(site))} persistent URL forms asked"), report[
+        -1
+    ]
+    differing = [
+        unquote(line.split(" ", 1)[1].split(f":{port}", 1)[1].split(" (Accept")[0])
+        for line in report
+        if line.startswith("DIFFERS ")
+    ]
+    # forms with no rule (other spellings, file paths, queries) get the pages' answers:
+    # right in a browser, not for curl (docs/hosting.md); every listed one is answered
+    assert result.returncode == 1 and differing
+    assert [path for path in differing if path in listed] == []
+
+
+def url_table_of(site: Path) -> list:
+    from ibistatic.deploycheck import url_forms
+
+    return url_forms(Resolver(site).index)
