@@ -6,9 +6,9 @@ what ``ibistatic resolve`` answers, and deleted items answer 410 with ``404.html
 
 from __future__ import annotations
 
-from dataclasses import replace
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from urllib.parse import unquote
 
