@@ -170,3 +170,37 @@ def test_check_deployment_finds_every_form_answered(served):
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
     assert result.stdout.splitlines()[-1].startswith("300 persistent URL forms asked")
     assert result.stdout.splitlines()[-1].endswith(": all match")
+
+
+def test_wrangler_takes_the_2000_rules_kept_of_a_larger_site(tmp_path):
+    """2,500 redirects to https:// URLs: _redirects keeps the 2,000 most valued, and
+    Cloudflare's parser takes every one of them."""
+    if WHY:
+        pytest.skip(WHY)
+    from ibistatic.config import SiteConfig
+    from ibistatic.core.identifiers import ibi_key
+    from ibistatic.site.hostfiles import write_host_files
+    from ibistatic.targets import PublishedUrl
+
+    ibis = [f"example.org/rep/2020/01.01.{i // 60:02}.{i % 60:02}" for i in range(1250)]
+    published = [
+        PublishedUrl(ibi, modifier, ibi_key(ibi), f"https://a.example/{n}{modifier}", None)
+        for n, ibi in enumerate(ibis)
+        for modifier in ("", ":")
+    ]
+    site = tmp_path / "site"
+    site.mkdir()
+    config = SiteConfig(SITE_URL, (), site, hosts=("cloudflare-pages",))
+    assert write_host_files(config, published, site) == [
+        "cloudflare-pages: _redirects holds 2,000 of 2,500 redirects (Cloudflare applies at "
+        "most 2,000 static rules); _worker.js answers the other 500, one Workers request "
+        "each (docs/hosting.md)"
+    ]
+    (site / "index").mkdir()
+    (site / "index" / "manifest.json").write_text("{}", encoding="utf-8")
+    engine = Wrangler(site, tmp_path)
+    with engine.running():
+        log = engine.log.read_text(errors="replace")
+    assert "Parsed 2000 valid redirect rules" in log, log[-3000:]
+    lines = (site / "_redirects").read_text(encoding="utf-8").splitlines()[2:]
+    assert sum(1 for line in lines if ":" not in line.split(" ")[0]) == 1250  # bare URLs first

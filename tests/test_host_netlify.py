@@ -23,18 +23,26 @@ from url_forms import SITE_URL, write_synthetic_archives
 
 SAMPLE = Path(__file__).resolve().parent.parent / "ibistatic" / "sample_archive"
 WHY = missing(NETLIFY_ENGINE)
+GENERATED_ITEMS = 300
 MODIFIERS = ["", "!", ":", ":(oai_dc)", "!:(oai_dc)", "+(pt)", "+(en)"]
 
 
-@pytest.fixture(scope="module", params=["sample", "synthetic"])
+@pytest.fixture(scope="module", params=["sample", "synthetic", "generated"])
 def site(request, tmp_path_factory) -> Path:
+    """The sample; url_forms' hard cases; 300 items of benchmarks/make_archive.py."""
     if WHY:
         pytest.skip(WHY)
     work = tmp_path_factory.mktemp(f"netlify-{request.param}")
     if request.param == "sample":
         archives = (SAMPLE / "mtc-m16c", SAMPLE / "mtc-m16d")
-    else:
+    elif request.param == "synthetic":
         archives = write_synthetic_archives(work / "archives")
+    else:
+        sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+        from make_archive import make_project
+
+        project = make_project(work / "project", GENERATED_ITEMS)
+        archives = (project / "archive-a", project / "archive-b")
     config = load_config(write_config(work, archives, site_url=SITE_URL, modifiers=MODIFIERS))
     build_site(replace(config, hosts=("netlify",)))
     return config.output
