@@ -24,6 +24,7 @@ import os
 import shutil
 import socket
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -51,7 +52,7 @@ def missing(*needed: Path) -> str | None:
 NETLIFY_SCRIPT = r"""
 import fs from "node:fs";
 import path from "node:path";
-const [engine, site] = process.argv.slice(1);
+const [engine, site, asked] = process.argv.slice(1);
 const { RedirectsHandler } = await import(engine);
 const handler = new RedirectsHandler({
   configRedirects: [], projectDir: site, publicDir: site, jwtRoleClaim: "", jwtSecret: "",
@@ -70,7 +71,7 @@ async function getStaticFile(request) {
   return file === null ? undefined : async () => new Response(fs.readFileSync(file), { status: 200 });
 }
 const out = [];
-for (const requestPath of JSON.parse(fs.readFileSync(0, "utf8"))) {
+for (const requestPath of JSON.parse(fs.readFileSync(asked, "utf8"))) {
   const request = new Request("http://localhost" + requestPath);
   const match = await handler.match(request);
   const page = staticFile(new URL(request.url)) !== null;
@@ -88,14 +89,18 @@ process.stdout.write(JSON.stringify(out));
 
 def netlify_answers(site: Path, paths: list[str]) -> list[dict]:
     """What Netlify's engine does with each path (as the browser sends it) of `site`."""
-    result = subprocess.run(
-        [NODE, "--input-type=module", "-e", NETLIFY_SCRIPT, "--", str(NETLIFY_ENGINE), str(site)],
-        input=json.dumps(paths),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    # the paths in a file: node reads a large piped stdin with EAGAIN
+    with tempfile.NamedTemporaryFile("w", suffix=".json", encoding="utf-8") as asked:
+        json.dump(paths, asked)
+        asked.flush()
+        command = [NODE, "--input-type=module", "-e", NETLIFY_SCRIPT, "--", str(NETLIFY_ENGINE)]
+        result = subprocess.run(
+            [*command, str(site), asked.name],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
     if result.returncode != 0:
         raise RuntimeError(f"node exited with {result.returncode}: {result.stderr[-3000:]}")
     return json.loads(result.stdout)

@@ -1,6 +1,8 @@
-"""Host redirect files: ``_redirects`` (Netlify / Cloudflare Pages), and the rules every
-host answers itself (nginx and Apache too: :mod:`.serverconfs` writes their virtual
-hosts from the same rules, outside the published tree; docs/hosting.md).
+"""Host redirect files: the rules every host answers itself, the portable ``_redirects``,
+and the files of the chosen host profiles (:mod:`.hosts`: Netlify's forced
+``_redirects``, Cloudflare's ``_redirects`` and ``_worker.js``, ``.nojekyll``, the S3
+manifest).  nginx and Apache get their virtual hosts from the same rules through
+:mod:`.serverconfs`, outside the published tree (docs/hosting.md).
 
 Each host file lists the same rules, computed once by :func:`host_rules` from the
 published URLs (what the pages answer), so every host answers a persistent URL as ``ibistatic resolve`` does:
@@ -9,8 +11,8 @@ published URLs (what the pages answer), so every host answers a persistent URL a
   (:func:`~ibistatic.core.http.http_answer`): a persistent URL with a precomputed
   answer redirects to ``resolution.url``, 302, or 303 See Other when the URL asks for
   metadata about the item (its modifier has ``:``);
-- a URL of a deleted item answers 410 Gone with its alert page (nginx and Apache only:
-  Cloudflare Pages accepts no 410 rule);
+- a URL of a deleted item answers 410 Gone (nginx, Apache and Netlify; Cloudflare
+  Pages accepts no 410 rule: its worker answers those);
 - a modifier with a language-less ``+`` is never listed: the answer depends on the
   browser's languages, which only the page knows; neither are other alerts, other
   spellings, file paths or ``?ibiurl.*`` queries: pages and ``404.html`` answer them.
