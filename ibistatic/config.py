@@ -30,6 +30,8 @@ __all__ = [
     "bundled_sample_config",
     "CONFIG_NAME",
     "CONFIG_SCHEMA",
+    "HOST_NAMES",
+    "check_hosts",
 ]
 
 CONFIG_NAME = "ibistatic.yaml"
@@ -44,6 +46,7 @@ class SiteConfig:
     modifiers: str | tuple[str, ...] = "default"
     catalog: bool = False
     cache: Path | None = None
+    hosts: tuple[str, ...] = ()  # the host profiles chosen (site/hosts/); () the portable output
 
     @property
     def cache_dir(self) -> Path:
@@ -199,6 +202,41 @@ def _cache(report: _Report, key: str, value, context: dict) -> Path | None:
     return (context["base"] / value).resolve()
 
 
+#: the host profiles (ibistatic.site.hosts, docs/hosting.md), in the documentation's order
+HOST_NAMES = ("github-pages", "netlify", "cloudflare-pages", "nginx", "apache", "s3")
+#: hosts that read the same file in syntaxes the other rejects (Cloudflare Pages rejects
+#: Netlify's forced "302!" and "410" rules): one output cannot serve both
+EXCLUSIVE_HOSTS = (("netlify", "cloudflare-pages"),)
+
+
+def check_hosts(hosts) -> None:
+    """Raise ConfigError for hosts that cannot share one published tree."""
+    for first, second in EXCLUSIVE_HOSTS:
+        if first in hosts and second in hosts:
+            raise ConfigError(
+                f"hosts: {first} and {second} read _redirects in two syntaxes that each "
+                f"rejects of the other; build each into its own output "
+                f"(ibistatic build --host {first} --output DIR)"
+            )
+
+
+def _hosts(report: _Report, key: str, value, context: dict) -> tuple[str, ...] | None:
+    expected = "a list of host names: " + ", ".join(HOST_NAMES)
+    if not isinstance(value, list) or not all(isinstance(name, str) for name in value):
+        report.error(key, f"found {_found(value)}", expected)
+        return None
+    unknown = [name for name in value if name not in HOST_NAMES]
+    if unknown:
+        report.error(key, f"found the unknown host {_found(unknown[0])}", expected)
+        return None
+    try:
+        check_hosts(value)
+    except ConfigError as error:
+        report.error(key, f"found {_found(value)}", str(error).split(": ", 1)[1])
+        return None
+    return tuple(dict.fromkeys(value))  # each once, in the order given
+
+
 SITE_URL = "an absolute http(s) URL such as https://ibi.example.org/, without query or fragment"
 #: the keys of ibistatic.yaml: its table in docs/configuration.md is made from this
 CONFIG_SCHEMA = Schema(
@@ -252,6 +290,15 @@ CONFIG_SCHEMA = Schema(
             "only what changed)",
             "`.<output>.ibistatic-cache` beside the output (never inside it)",
             read=_cache,
+        ),
+        Field(
+            "hosts",
+            "the [hosts](hosting.md#host-profiles) the site is published on: `github-pages`, "
+            "`netlify`, `cloudflare-pages`, `nginx`, `apache`, `s3`; each writes what that host "
+            "needs and warns when the site passes its limits; `build --host` overrides it",
+            "none: the portable output (`404.html`, `.nojekyll`, `_redirects`), no host's limits checked",
+            read=_hosts,
+            absent=(),
         ),
     ),
 )

@@ -26,6 +26,8 @@ fi
 # npm packages the tests run (host engines, page checkers) go into .node/ (git-ignored),
 # pinned; installed only when missing. Add one line per package.
 NPM_PACKAGES=(
+  @netlify/redirects@3.1.15  # Netlify's redirect engine (tests/test_host_netlify.py)
+  wrangler@4.86.0            # Cloudflare Pages' workerd (test_host_cloudflare.py); the last for node 20
 )
 if [ ${#NPM_PACKAGES[@]} -gt 0 ] && command -v npm >/dev/null 2>&1; then
   missing=()
@@ -35,7 +37,8 @@ if [ ${#NPM_PACKAGES[@]} -gt 0 ] && command -v npm >/dev/null 2>&1; then
   done
   if [ ${#missing[@]} -gt 0 ]; then
     echo "installing npm packages into .node/: ${missing[*]}"
-    npm install --prefix .node --no-save --no-audit --no-fund --loglevel=error "${missing[@]}" >/dev/null
+    # all of them at once: an install with --no-save prunes the packages it was not given
+    npm install --prefix .node --no-save --no-audit --no-fund --loglevel=error "${NPM_PACKAGES[@]}" >/dev/null
   fi
 fi
 

@@ -20,10 +20,10 @@ from ibistatic.site.hostfiles import (
     HostRule,
     browser_path,
     host_rules,
-    limit_warnings,
     redirects_text,
     write_host_files,
 )
+from ibistatic.site.hosts import rule_warnings
 from ibistatic.targets import PublishedUrl
 
 SAMPLE = Path(__file__).resolve().parent.parent / "ibistatic" / "sample_archive"
@@ -130,56 +130,53 @@ def many(count: int, scheme: str = "https") -> list[PublishedUrl]:
     return [target(ibi, url=f"{scheme}://a.example/{n}") for n, ibi in enumerate(ibis)]
 
 
+CLOUDFLARE_OVER = (
+    "cloudflare-pages: _redirects holds 2,000 of 2,001 redirects (Cloudflare applies at most "
+    "2,000 static rules); _worker.js answers the other 1, one Workers request each "
+    "(docs/hosting.md)"
+)
+NETLIFY_OVER = (
+    "netlify: _redirects has 10,001 rules; Netlify advises fewer than 10,000 (the pages still "
+    "answer in browsers; docs/hosting.md)"
+)
+
+
 @pytest.mark.parametrize(
-    "count, expected",
+    "hosts, count, expected",
     [
-        (2000, []),
-        (
-            2001,
-            [
-                "_redirects: 2,001 rules; Cloudflare Pages applies at most 2,000 static redirects "
-                "(the pages still redirect the rest)"
-            ],
-        ),
-        (
-            10000,
-            [
-                "_redirects: 10,000 rules; Cloudflare Pages applies at most 2,000 static redirects "
-                "(the pages still redirect the rest)"
-            ],
-        ),
-        (
-            10001,
-            [
-                "_redirects: 10,001 rules; Cloudflare Pages applies at most 2,000 static redirects "
-                "(the pages still redirect the rest)",
-                "_redirects: 10,001 rules; Netlify advises fewer than 10,000 (the pages still "
-                "redirect in the browser; see docs/hosting.md)",
-            ],
-        ),
+        (("cloudflare-pages",), 2000, []),
+        (("cloudflare-pages",), 2001, [CLOUDFLARE_OVER]),
+        (("netlify",), 10000, []),
+        (("netlify",), 10001, [NETLIFY_OVER]),
+        (("github-pages", "nginx", "apache"), 10001, []),  # no rule file, no rule limit
+        ((), 10001, []),  # the portable output: no host chosen, none checked
     ],
 )
-def test_limit_warnings(count, expected):
+def test_rule_warnings_for_the_chosen_hosts_only(hosts, count, expected):
     rules = host_rules(many(count))
     assert len(rules) == count
-    assert limit_warnings(rules) == expected
+    assert rule_warnings(hosts, rules) == expected
 
 
-def test_http_destinations_warn_for_cloudflare():
+def test_http_destinations_are_left_to_the_cloudflare_worker():
     rules = host_rules(many(2, "http") + many(3)[2:])
-    assert limit_warnings(rules) == [
-        "_redirects: 2 of 3 rules redirect to http:// URLs, which Cloudflare Pages ignores "
-        "(it accepts only https:// or relative destinations)"
+    assert rule_warnings(("cloudflare-pages",), rules) == [
+        "cloudflare-pages: _redirects holds 1 of 3 redirects (2 go to http:// URLs or are "
+        "longer than 1,000 characters, which Cloudflare rejects); _worker.js answers the "
+        "other 2, one Workers request each (docs/hosting.md)"
     ]
 
 
 def test_write_host_files_returns_the_warnings(tmp_path):
-    config = SiteConfig(site_url="https://ibi.example.org/", archives=(), output=tmp_path)
-    assert write_host_files(config, many(2001), tmp_path) == [
-        "_redirects: 2,001 rules; Cloudflare Pages applies at most 2,000 static redirects (the "
-        "pages still redirect the rest)"
-    ]
-    assert len(rule_lines(tmp_path, "_redirects")) == 2001
+    config = SiteConfig(
+        site_url="https://ibi.example.org/",
+        archives=(),
+        output=tmp_path,
+        hosts=("cloudflare-pages",),
+    )
+    assert write_host_files(config, many(2001), tmp_path) == [CLOUDFLARE_OVER]
+    assert len(rule_lines(tmp_path, "_redirects")) == 2000
+    assert (tmp_path / "_worker.js").is_file()
 
 
 @pytest.mark.parametrize(

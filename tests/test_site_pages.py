@@ -255,7 +255,8 @@ def test_a_page_for_every_target_and_nothing_else(tmp_path):
         str(p.relative_to(out))
         for p in out.rglob("*")
         if p.is_file()
-        and p.parts[len(out.parts)] not in ("assets", "index", "_ibistatic", "_redirects")
+        and p.parts[len(out.parts)]
+        not in ("assets", "index", "_ibistatic", "_redirects", ".nojekyll")
     }
     target_pages = {t.path + "/index.html" for t in targets}
     assert target_pages <= written

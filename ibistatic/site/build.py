@@ -29,6 +29,7 @@ from ..store.store import Store
 from ..targets import page_targets
 from . import outputs, pages
 from .facts import Facts, carried_digests, facts_of, fold_facts
+from .hosts.checks import published_tree_warnings
 from .outputs import ItemContext, SiteContext
 from .plan import Plan, last_published, plan_build
 from .state import State, fingerprint, load_state, save_state
@@ -65,7 +66,9 @@ def build_site(config: SiteConfig, *, log=None, full: bool = False, progress=Non
     """Publish `config`: in place when only some items changed since the last build of
     this output, else a whole new tree swapped in atomically (always with `full`).
     `progress`: an ibistatic.progress.Progress (default: none drawn)."""
-    return Publisher(config, log, progress=progress).build(full=full)
+    report = Publisher(config, log, progress=progress).build(full=full)
+    report.warnings.extend(published_tree_warnings(config))  # the chosen hosts' limits
+    return report
 
 
 # -- the pipeline -------------------------------------------------------------------------

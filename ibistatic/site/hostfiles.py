@@ -1,6 +1,8 @@
-"""Host redirect files: ``_redirects`` (Netlify / Cloudflare Pages), and the rules every
-host answers itself (nginx and Apache too: :mod:`.serverconfs` writes their virtual
-hosts from the same rules, outside the published tree; docs/hosting.md).
+"""Host redirect files: the rules every host answers itself, the portable ``_redirects``,
+and the files of the chosen host profiles (:mod:`.hosts`: Netlify's forced
+``_redirects``, Cloudflare's ``_redirects`` and ``_worker.js``, ``.nojekyll``, the S3
+manifest).  nginx and Apache get their virtual hosts from the same rules through
+:mod:`.serverconfs`, outside the published tree (docs/hosting.md).
 
 Each host file lists the same rules, computed once by :func:`host_rules` from the
 published URLs (what the pages answer), so every host answers a persistent URL as ``ibistatic resolve`` does:
@@ -9,8 +11,8 @@ published URLs (what the pages answer), so every host answers a persistent URL a
   (:func:`~ibistatic.core.http.http_answer`): a persistent URL with a precomputed
   answer redirects to ``resolution.url``, 302, or 303 See Other when the URL asks for
   metadata about the item (its modifier has ``:``);
-- a URL of a deleted item answers 410 Gone with its alert page (nginx and Apache only:
-  Cloudflare Pages accepts no 410 rule);
+- a URL of a deleted item answers 410 Gone (nginx, Apache and Netlify; Cloudflare
+  Pages accepts no 410 rule: its worker answers those);
 - a modifier with a language-less ``+`` is never listed: the answer depends on the
   browser's languages, which only the page knows; neither are other alerts, other
   spellings, file paths or ``?ibiurl.*`` queries: pages and ``404.html`` answer them.
@@ -36,19 +38,12 @@ from ..core.relations import Relation, parse_modifier
 __all__ = [
     "HostRule",
     "host_rules",
-    "limit_warnings",
     "browser_path",
     "redirects_text",
     "write_host_files",
     "host_files",
-    "CLOUDFLARE_STATIC_LIMIT",
-    "NETLIFY_ADVISED_LIMIT",
+    "redirect_rules",
 ]
-
-#: Cloudflare Pages applies at most 2,000 static redirect rules (and 100 dynamic ones).
-CLOUDFLARE_STATIC_LIMIT = 2000
-#: Netlify advises fewer than 10,000 rules in ``_redirects``.
-NETLIFY_ADVISED_LIMIT = 10000
 
 # RFC 3986 pchar without pct-encoded, plus "/": what browsers send unescaped in a path.
 PATH_SAFE = URL_PATH_SAFE
@@ -102,32 +97,9 @@ def host_rules(published: Iterable) -> list[HostRule]:
     return [rules[path] for path in sorted(rules)]
 
 
-def _redirect_rules(rules: list[HostRule]) -> list[HostRule]:
+def redirect_rules(rules: list[HostRule]) -> list[HostRule]:
+    """The rules that redirect (not the 410s)."""
     return [rule for rule in rules if rule.url is not None]
-
-
-def limit_warnings(rules: list[HostRule]) -> list[str]:
-    """Warnings about what Netlify and Cloudflare Pages will not apply of `_redirects`."""
-    redirects = _redirect_rules(rules)
-    count = len(redirects)
-    warnings = []
-    if count > CLOUDFLARE_STATIC_LIMIT:
-        warnings.append(
-            f"_redirects: {count:,} rules; Cloudflare Pages applies at most "
-            f"{CLOUDFLARE_STATIC_LIMIT:,} static redirects (the pages still redirect the rest)"
-        )
-    if count > NETLIFY_ADVISED_LIMIT:
-        warnings.append(
-            f"_redirects: {count:,} rules; Netlify advises fewer than {NETLIFY_ADVISED_LIMIT:,} "
-            f"(the pages still redirect in the browser; see docs/hosting.md)"
-        )
-    plain_http = sum(1 for rule in redirects if rule.url.startswith("http://"))
-    if plain_http:
-        warnings.append(
-            f"_redirects: {plain_http:,} of {count:,} rules redirect to http:// URLs, which "
-            f"Cloudflare Pages ignores (it accepts only https:// or relative destinations)"
-        )
-    return warnings
 
 
 def browser_path(path: str) -> str:
@@ -145,35 +117,41 @@ def _site_path(site_url: str) -> str:
 
 
 def redirects_text(rules: list[HostRule], base: str = "/") -> str:
-    """``_redirects``: ``/<path> <url> <status>`` per line (Netlify, Cloudflare Pages)."""
-    return _text(_redirects_lines(rules, base))
+    """The portable ``_redirects``: ``/<path> <url> <status>`` per redirect, unforced
+    (what Netlify and Cloudflare Pages both read; docs/hosting.md)."""
+    return _text(redirects_lines(rules, base))
 
 
 def _text(lines: Iterable[str]) -> str:
     return "".join(line + "\n" for line in lines)
 
 
-def _redirects_lines(rules: list[HostRule], base: str) -> Iterator[str]:
+def redirects_lines(rules: list[HostRule], base: str) -> Iterator[str]:
     yield f"# Redirect rules for Netlify and Cloudflare Pages, {_EDITED}."
-    yield "# 303 for metadata, 302 otherwise; see docs/hosting.md for each host's limits."
+    yield "# 303 for metadata, 302 otherwise; choose a host (`hosts:`) for its own form; docs/hosting.md."
     for rule in rules:
         if rule.url is not None:
             yield f"{browser_path(base + rule.path)} {rule.url} {rule.status}"
 
 
 def host_files(config, rules: list[HostRule]) -> Iterator[tuple[str, Iterator[str]]]:
-    """(path inside the site, its lines) of each host file, one file at a time and each
-    line made when asked: at 100,000 items each file is about 50 MB.  (nginx and Apache
-    configurations are never published: `ibistatic server-config` writes them.)"""
-    base = _site_path(config.site_url)
-    yield "_redirects", _redirects_lines(rules, base)
+    """(path inside the site, its lines) of the host files of `config.hosts`
+    (ibistatic.site.hosts), each line made when asked: at 100,000 items a file is
+    about 50 MB.  Never a server configuration: those name the build machine's paths
+    and are written by ``ibistatic server-config``, outside the published tree."""
+    from .hosts import profile_files  # the profiles build on this module's rules
+
+    yield from profile_files(config, rules, _site_path(config.site_url))
 
 
 def write_host_files(config, published, out: Path) -> list[str]:
-    """Write ``_redirects`` for the published URLs into `out` (the
-    staging tree of `config.output`, whose final path the snippets name); return warnings."""
+    """Write the host files of `config.hosts` for the published URLs into `out`;
+    return the warnings about those hosts' rule limits."""
+    from .hosts import rule_warnings
+
     out = Path(out)
     rules = host_rules(published)
     for relative, lines in host_files(config, rules):
+        (out / relative).parent.mkdir(parents=True, exist_ok=True)
         (out / relative).write_text(_text(lines), encoding="utf-8", newline="\n")
-    return limit_warnings(rules)
+    return rule_warnings(config.hosts, rules)

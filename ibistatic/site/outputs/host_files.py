@@ -1,12 +1,14 @@
-"""The host redirect files: ``_redirects`` (Netlify, Cloudflare Pages; ibistatic.site.hostfiles),
-with a notice for each host limit the site exceeds."""
+"""The host files of the chosen hosts (ibistatic.site.hosts): ``_redirects`` for
+Netlify or Cloudflare Pages, Cloudflare's ``_worker.js``, ``.nojekyll``, the S3
+manifest; with a notice for each rule limit a chosen host passes."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
 from ...store.files import File, Notice
-from ..hostfiles import host_files, host_rules, limit_warnings
+from ..hostfiles import host_files, host_rules
+from ..hosts import rule_warnings
 
 
 class HostFiles:
@@ -18,7 +20,7 @@ class HostFiles:
         rules = host_rules(context.published)
         for relative, lines in host_files(context.config, rules):
             yield File(relative, lines=lines)  # about 50 MB each at 100,000 items: streamed
-        for warning in limit_warnings(rules):
+        for warning in rule_warnings(context.config.hosts, rules):
             yield Notice(warning)
 
 

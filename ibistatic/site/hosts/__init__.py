@@ -1,0 +1,78 @@
+"""Host profiles: what each host needs in the published tree, and its limits
+(docs/hosting.md, "Host profiles").
+
+A profile is chosen with ``hosts:`` in ibistatic.yaml or ``build --host``.  Each writes
+its own files (:func:`profile_files`) and checks that host's documented limits: its
+rules (:func:`rule_warnings`, from the host rules) and the published tree's files and
+bytes (:func:`tree_warnings`, after the build).  Only the chosen hosts are checked.
+With none chosen the build writes the *portable* output: pages, ``404.html``,
+``.nojekyll`` and an unforced ``_redirects``, harmless on every static host.
+
+No profile writes a server configuration into the published tree: the nginx and Apache
+virtual hosts name the build machine's paths and are written by ``ibistatic
+server-config`` (``nginx`` and ``apache`` here add nothing to the tree).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+from ...config import HOST_NAMES, check_hosts
+from ..hostfiles import HostRule, redirects_lines
+from . import cloudflare, github_pages, netlify, s3
+from .limits import TreeLimits, tree_warnings
+
+__all__ = [
+    "HOST_NAMES",
+    "check_hosts",
+    "profile_files",
+    "rule_warnings",
+    "tree_warnings",
+    "chosen_tree_limits",
+    "NOJEKYLL",
+]
+
+#: tells GitHub Pages not to run Jekyll (which drops `_`-folders); empty, harmless elsewhere
+NOJEKYLL = ".nojekyll"
+
+Files = Iterator[tuple[str, Iterable[str]]]
+
+
+def profile_files(config, rules: list[HostRule], base: str) -> Files:
+    """(path inside the site, its lines) of every file the chosen hosts need."""
+    hosts = config.hosts
+    check_hosts(hosts)
+    if not hosts or "github-pages" in hosts:
+        yield NOJEKYLL, iter(())
+    if not hosts:
+        yield "_redirects", redirects_lines(rules, base)
+    if "netlify" in hosts:
+        yield "_redirects", netlify.redirects_lines(rules, base)
+    if "cloudflare-pages" in hosts:
+        yield "_redirects", cloudflare.redirects_lines(rules, base)
+        yield cloudflare.WORKER, iter(cloudflare.worker_script(base).splitlines())
+    if "s3" in hosts:
+        yield s3.MANIFEST, s3.manifest_lines(rules, base)
+
+
+def rule_warnings(hosts: Iterable[str], rules: list[HostRule]) -> list[str]:
+    """What the chosen hosts will not apply of their rules, one warning each."""
+    warnings: list[str] = []
+    if "netlify" in hosts:
+        warnings += netlify.rule_warnings(rules)
+    if "cloudflare-pages" in hosts:
+        warnings += cloudflare.rule_warnings(rules)
+    if "s3" in hosts:
+        warnings += s3.rule_warnings(rules)
+    return warnings
+
+
+#: the documented limits of the published tree, for the hosts that have any
+TREE_LIMITS: dict[str, TreeLimits] = {
+    "github-pages": github_pages.TREE_LIMITS,
+    "cloudflare-pages": cloudflare.TREE_LIMITS,
+}
+
+
+def chosen_tree_limits(hosts: Iterable[str]) -> list[TreeLimits]:
+    return [TREE_LIMITS[name] for name in hosts if name in TREE_LIMITS]

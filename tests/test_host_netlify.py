@@ -1,0 +1,145 @@
+"""Netlify, with Netlify's own redirect engine (``@netlify/redirects``, what ``netlify
+dev`` runs) over sites built with ``--host netlify``: every rule of ``_redirects`` is
+applied, none is shadowed by the page at its path (every rule is forced), each answers
+what ``ibistatic resolve`` answers, and deleted items answer 410 with ``404.html``.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+from urllib.parse import unquote
+
+import pytest
+
+from host_engines import NETLIFY_ENGINE, expected, missing, netlify_answers, netlify_server
+from ibistatic.config import load_config
+from ibistatic.resolver import Resolver
+from ibistatic.site.build import build_site
+from site_helpers import write_config
+from url_forms import SITE_URL, write_synthetic_archives
+
+SAMPLE = Path(__file__).resolve().parent.parent / "ibistatic" / "sample_archive"
+WHY = missing(NETLIFY_ENGINE)
+GENERATED_ITEMS = 300
+#: forms check-deployment asks (a seeded spread over every kind): every form of the
+#: sample and the synthetic site, a share of the generated items' tens of thousands
+SAMPLED = 2000
+MODIFIERS = ["", "!", ":", ":(oai_dc)", "!:(oai_dc)", "+(pt)", "+(en)"]
+
+
+@pytest.fixture(scope="module", params=["sample", "synthetic", "generated"])
+def site(request, tmp_path_factory) -> Path:
+    """The sample; url_forms' hard cases; 300 items of benchmarks/make_archive.py."""
+    if WHY:
+        pytest.skip(WHY)
+    work = tmp_path_factory.mktemp(f"netlify-{request.param}")
+    if request.param == "sample":
+        archives = (SAMPLE / "mtc-m16c", SAMPLE / "mtc-m16d")
+    elif request.param == "synthetic":
+        archives = write_synthetic_archives(work / "archives")
+    else:
+        sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+        from make_archive import make_project
+
+        project = make_project(work / "project", GENERATED_ITEMS)
+        archives = (project / "archive-a", project / "archive-b")
+    config = load_config(write_config(work, archives, site_url=SITE_URL, modifiers=MODIFIERS))
+    build_site(replace(config, hosts=("netlify",)))
+    return config.output
+
+
+def rules(site: Path) -> list[tuple[str, str, str]]:
+    return [
+        tuple(line.split(" "))
+        for line in (site / "_redirects").read_text(encoding="utf-8").splitlines()
+        if line and not line.startswith("#")
+    ]
+
+
+@pytest.fixture(scope="module")
+def answered(site) -> dict[str, dict]:
+    return {answer["path"]: answer for answer in netlify_answers(site, [r[0] for r in rules(site)])}
+
+
+def test_every_rule_is_applied_and_none_is_shadowed(site, answered):
+    listed = rules(site)
+    assert len(listed) > 30
+    with_page = 0
+    for path, target, status in listed:
+        answer = answered[path]
+        assert answer["matched"] and answer["force"], answer
+        assert answer["ruleStatus"] == int(status.rstrip("!")), answer
+        with_page += answer["page"]
+        if answer["ruleStatus"] != 410:  # the rule wins over the page at its path
+            assert (answer["status"], answer["location"]) == (answer["ruleStatus"], target), answer
+    assert with_page >= len(listed) // 2  # the written spellings have pages: forced wins
+
+
+def test_every_rule_answers_what_resolve_answers(site, answered):
+    resolver = Resolver(site / "index")
+    for path, target, status in rules(site):
+        answer = answered[path]
+        wanted = expected(resolver, path[1:])
+        if wanted[0] == 410:
+            assert (answer["ruleStatus"], answer["target"]) == (410, "/404.html"), answer
+        else:
+            assert (answer["status"], answer["location"]) == wanted, path
+
+
+def test_deleted_items_answer_410_with_the_404_page(site, answered):
+    gone = [path for path, _, status in rules(site) if status == "410!"]
+    assert gone
+    for path in gone:
+        assert answered[path]["ruleStatus"] == 410
+        assert answered[path]["status"] == 200  # the engine's body: 404.html, which exists
+    assert (site / "404.html").is_file()
+
+
+def test_rules_name_no_path_twice(site):
+    paths = [unquote(path) for path, _, _ in rules(site)]
+    assert len(paths) == len(set(paths))
+
+
+def test_check_deployment_finds_every_rule_answered(site):
+    listed = {unquote(path) for path, _, _ in rules(site)}
+    with netlify_server(site) as port:
+        result = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "ibistatic",
+                "check-deployment",
+                f"http://127.0.0.1:{port}/",
+                "--index",
+                str(site),
+                "--sample",
+                str(SAMPLED),
+                "--concurrency",
+                "8",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+    report = result.stdout.splitlines()
+    asked = min(SAMPLED, len(url_table_of(site)))  # all of the sample's and synthetic's
+    assert report[-1].startswith(f"{asked} persistent URL forms asked"), report[-1]
+    differing = [
+        unquote(line.split(" ", 1)[1].split(f":{port}", 1)[1].split(" (Accept")[0])
+        for line in report
+        if line.startswith("DIFFERS ")
+    ]
+    # forms with no rule (other spellings, file paths, queries) get the pages' answers:
+    # right in a browser, not for curl (docs/hosting.md); every listed one is answered
+    assert result.returncode == 1 and differing
+    assert [path for path in differing if path in listed] == []
+
+
+def url_table_of(site: Path) -> list:
+    from ibistatic.deploycheck import url_forms
+
+    return url_forms(Resolver(site).index)
