@@ -129,7 +129,7 @@ class ArchiveApp:
         answer = self.resolver.precomputed(target[1:])
         if answer is not None:
             return self._resolved(answer, target)
-        if self.static is not None:
+        if self.static is not None and not _in_ibi_folder(target):
             found = self.static.respond(target, headers)
             if found is not None:
                 return found
@@ -213,3 +213,19 @@ def page(status: int, title: str, message: str, url: str, extra=()) -> Response:
         title=html.escape(title), message=html.escape(message), url=html.escape(url)
     ).encode("utf-8")
     return Response(int(status), _content("text/html; charset=utf-8", body, extra), body)
+
+
+#: the site's own top-level folders (pages, assets, the index); any other folder may
+#: begin an IBI, and a file below it is a persistent URL's file path
+SITE_FOLDERS = frozenset(
+    {"assets", "index", "metadata", "files", "record", "search", "catalog", "_ibistatic"}
+)
+
+
+def _in_ibi_folder(target: str) -> bool:
+    """Whether `target` names a file below a folder that may begin an IBI
+    (``/<IBI>/index.html`` is the item's file ``index.html``, not the redirect page;
+    ``/<IBI>/`` is still the page)."""
+    path = target.split("?", 1)[0]
+    first, _, rest = path[1:].partition("/")
+    return bool(rest) and not path.endswith("/") and first.lower() not in SITE_FOLDERS
