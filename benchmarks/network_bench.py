@@ -29,6 +29,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
+from resolver_bench import WRK_SCRIPT  # noqa: E402  (random paths, statuses counted)
+
 from archive_factory import write_archive, write_item  # noqa: E402
 from federation_helpers import (  # noqa: E402
     SERVICE,
@@ -37,31 +39,6 @@ from federation_helpers import (  # noqa: E402
     start_archive,
     write_keys,
 )
-
-WRK_SCRIPT = r"""
-local paths, threads, next_id = {}, {}, 0
-counts = {}
-function setup(thread)
-  next_id = next_id + 1
-  thread:set("id", next_id)
-  table.insert(threads, thread)
-end
-function init(args)
-  for line in io.lines(args[1]) do paths[#paths + 1] = line end
-  math.randomseed(7919 * id)
-end
-function request() return wrk.format("GET", paths[math.random(#paths)]) end
-function response(status, headers, body) counts[status] = (counts[status] or 0) + 1 end
-function done(summary, latency, requests)
-  local total = {}
-  for _, thread in ipairs(threads) do
-    for status, count in pairs(thread:get("counts")) do
-      total[status] = (total[status] or 0) + count
-    end
-  end
-  for status, count in pairs(total) do io.write(string.format("status %d %d\n", status, count)) end
-end
-"""
 
 
 def _service(number: int) -> str:
