@@ -14,6 +14,7 @@ and no ``ibistatic.yaml`` in the current directory the bundled sample is used.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,6 +45,7 @@ class SiteConfig:
     modifiers: str | tuple[str, ...] = "default"
     catalog: bool = False
     cache: Path | None = None
+    jobs: int | None = None  # processes a build is shared among; None: the CPUs it may use
 
     @property
     def cache_dir(self) -> Path:
@@ -192,6 +194,13 @@ def _catalog(report: _Report, key: str, value, context: dict) -> bool | None:
     return value
 
 
+def _jobs(report: _Report, key: str, value, context: dict) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        report.error(key, f"found {_found(value)}", "a whole number of processes, 1 or more")
+        return None
+    return value
+
+
 def _cache(report: _Report, key: str, value, context: dict) -> Path | None:
     if not (isinstance(value, str) and _is_directory_name(value)):
         report.error(key, f"found {_found(value)}", "a directory")
@@ -253,6 +262,13 @@ CONFIG_SCHEMA = Schema(
             "`.<output>.ibistatic-cache` beside the output (never inside it)",
             read=_cache,
         ),
+        Field(
+            "jobs",
+            "processes a build shares its work among (reading the archives, resolving and "
+            "rendering the items); `1` builds in one process; `--jobs` overrides it",
+            "the CPUs the build may use (its CPU affinity, fewer under a cgroup CPU quota)",
+            read=_jobs,
+        ),
     ),
 )
 
@@ -281,10 +297,13 @@ def _output_path(path: Path) -> Path:
     return path.parent.resolve() / path.name if path.name else path
 
 
-def load_command_config(path: str | Path | None, output: str | Path | None) -> SiteConfig:
+def load_command_config(
+    path: str | Path | None, output: str | Path | None, jobs: int | None = None
+) -> SiteConfig:
     """The configuration of `build` and `watch` (docs/cli/build.md): `--config`, else ./ibistatic.yaml,
-    else the bundled sample published into ./site."""
+    else the bundled sample published into ./site; `jobs` (--jobs) overrides its `jobs`."""
     local = path or (CONFIG_NAME if Path(CONFIG_NAME).exists() else None)
     if local is None and output is None:
         output = "site"
-    return load_config(local, output=output)
+    config = load_config(local, output=output)
+    return config if jobs is None else dataclasses.replace(config, jobs=jobs)

@@ -516,7 +516,7 @@ def _read_repositories(
     advance(len(relatives))
     results: list = [None] * len(relatives)
     for share, (read, fresh, hits, misses) in enumerate(shares):
-        results[share :: forked.WORKERS] = read
+        results[share :: forked.workers()] = read
         if cache is not None:
             cache.entries.update(fresh)  # what the worker parsed, for the next crawl
             cache.hits += hits
@@ -533,12 +533,12 @@ def _read_share(
     cache: CrawlCache | None,
     root_real: str,
 ) -> tuple[list, dict, int, int]:
-    """In a forked worker: every WORKERS-th repository from `share` on, and what the
+    """In a forked worker: every workers()-th repository from `share` on, and what the
     cache learnt meanwhile (the parent's copy of the cache does not see it)."""
     if cache is not None:
         cache.fresh, cache.hits, cache.misses = {}, 0, 0
     read = []
-    for number, relative in enumerate(relatives[share :: forked.WORKERS], 1):
+    for number, relative in enumerate(relatives[share :: forked.workers()], 1):
         read.append(read_repository(root, name, relative, cache, root_real))
         if number % 64 == 0:
             forked.count(counter, 64)

@@ -39,7 +39,7 @@ def run(args) -> int:
     from ..progress import Progress
     from ..site.build import build_site
 
-    config = load_command_config(args.config, args.output)
+    config = load_command_config(args.config, args.output, args.jobs)
     progress = Progress(enabled=None if not args.quiet else False)  # a bar on a terminal only
     log = None if args.quiet else lambda message: say(message, sys.stderr)
     report = build_site(config, log=log, full=args.full, progress=progress)

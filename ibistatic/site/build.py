@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
+from .. import forked
 from ..archive.crawl import CrawlCache
 from ..archive.load import LoadedArchives, load_archives, reload_repositories
 from ..config import SiteConfig
@@ -235,6 +236,10 @@ class Publisher:
         `changed_paths` (watch mode): the files and folders that changed since the last
         build of this Publisher; only the repositories they name are read again.
         """
+        with forked.using_jobs(self.config.jobs):
+            return self._build(full, changed_paths)
+
+    def _build(self, full: bool, changed_paths: set[str] | None) -> BuildReport:
         started = time.perf_counter()
         check_output(self.config)
         loaded = self._load(full, changed_paths)

@@ -19,6 +19,7 @@ bytes jinja2 renders, about ten times faster.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections import Counter
@@ -53,6 +54,8 @@ __all__ = [
     "persistent_url",
     "base_path",
     "oai_dc_elements",
+    "PAGE_POLICY",
+    "target_script",
 ]
 
 SITE_SRC = Path(ibistatic.__file__).resolve().parent / "site_src"
@@ -74,6 +77,24 @@ _SCRIPT_ESCAPES = {
 XML_CHAR_INVALID = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
+#: the Content-Security-Policy of redirect and alert pages: no inline script at all, only the
+#: site's own scripts (the shared one, and facts.js and resolve.js it may load), style sheet
+#: and index; the page's data is a JSON block, which is never executed
+PAGE_POLICY = (
+    "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'self'; "
+    "img-src data:; base-uri 'none'; form-action 'none'"
+)
+
+
+@lru_cache(maxsize=1)
+def target_script() -> tuple[str, str]:
+    """(name in assets/, text) of the script every redirect and alert page loads: one
+    cached file instead of the same bytes in every page; the name holds a digest of the
+    text, so a browser never runs a stale copy after a build changes it."""
+    text = _environment(SITE_SRC).get_template("_target_script.html").render()
+    return f"target-{hashlib.sha256(text.encode()).hexdigest()[:12]}.js", text
+
+
 def script_json(value) -> Markup:
     """`value` as JSON that is safe verbatim inside ``<script type="application/json">``."""
     text = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
@@ -89,6 +110,11 @@ def base_path(site_url: str) -> str:
 def persistent_url(site_url: str, path: str) -> str:
     """The absolute persistent URL of a target path (percent-encoded as RFC 3986 asks)."""
     return site_url + quote(path, safe=URL_PATH_SAFE)
+
+
+def record_url(site_url: str, key: str) -> str:
+    """The record page of the item whose canonical repository key is `key`."""
+    return persistent_url(site_url, f"record/{key}/")
 
 
 def oai_dc_elements(dublin_core: Iterable[tuple[str, Sequence[str]]]) -> list[tuple[str, str]]:
@@ -178,7 +204,17 @@ def _escaped(value) -> str:
 
 #: the variables of redirect.html and alert.html (the conditions of alert.html test
 #: `chain` and `archive`; redirect.html tests `modifier`)
-_TARGET_FIELDS = ("heading", "ibi", "modifier", "meaning", "persistent", "url", "archive", "data")
+_TARGET_FIELDS = (
+    "heading",
+    "ibi",
+    "modifier",
+    "meaning",
+    "persistent",
+    "url",
+    "archive",
+    "data",
+    "record",
+)
 _ALERT_FIELDS = _TARGET_FIELDS + ("alert", "alert_title", "explanation", "message", "chain")
 
 
@@ -205,12 +241,13 @@ class Site:
         }
         self._meanings: dict[str, str] = {}
         self._skeletons: dict[tuple, Skeleton] = {}
-        # the same code in every redirect and alert page: rendered once, not per page
-        self.script = Markup(self.env.get_template("_target_script.html").render())
+        # the same code in every redirect and alert page: one file of assets/, never inline
+        self.script = Markup(f'<script src="{self.base}assets/{target_script()[0]}"></script>')
+        self.policy = Markup(f'<meta http-equiv="Content-Security-Policy" content="{PAGE_POLICY}">')
 
     def render(self, name: str, **context) -> str:
         return self.templates[name].render(
-            base=self.base, site_url=self.site_url, script=self.script, **context
+            base=self.base, site_url=self.site_url, script=self.script, csp=self.policy, **context
         )
 
     def fill(self, name: str, fields: Sequence[str], context: dict, tested: dict) -> str:
@@ -224,6 +261,7 @@ class Site:
                 "base": self.base,
                 "site_url": self.site_url,
                 "script": self.script,
+                "csp": self.policy,
                 **falsy,
             }
             skeleton = self._skeletons[key] = Skeleton(
@@ -260,6 +298,7 @@ def target_page(site: Site, target) -> str:
         "url": resolution.url,
         "archive": resolution.archive,
         "data": script_json(data),
+        "record": record_url(site.site_url, target.item.key),
     }
     if resolution.url is not None:
         return site.fill("redirect.html", _TARGET_FIELDS, context, {"modifier": target.modifier})
