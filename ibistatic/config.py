@@ -46,6 +46,7 @@ class SiteConfig:
     catalog: bool = False
     cache: Path | None = None
     jobs: int | None = None  # processes a build is shared among; None: the CPUs it may use
+    alert_pages: bool = True  # a page for each persistent URL answered with an alert
 
     @property
     def cache_dir(self) -> Path:
@@ -187,7 +188,7 @@ def _modifiers(report: _Report, key: str, value, context: dict) -> str | tuple[s
     return None
 
 
-def _catalog(report: _Report, key: str, value, context: dict) -> bool | None:
+def _boolean(report: _Report, key: str, value, context: dict) -> bool | None:
     if not isinstance(value, bool):
         report.error(key, f"found {_found(value)}", "true or false")
         return None
@@ -251,7 +252,7 @@ CONFIG_SCHEMA = Schema(
             "`true` also publishes the [catalog](catalog.md) of the archives (an mkdocs site) "
             "into `<output>/catalog/`",
             "`false`",
-            read=_catalog,
+            read=_boolean,
             absent=False,
         ),
         Field(
@@ -261,6 +262,16 @@ CONFIG_SCHEMA = Schema(
             "only what changed)",
             "`.<output>.ibistatic-cache` beside the output (never inside it)",
             read=_cache,
+        ),
+        Field(
+            "alert-pages",
+            "`false` writes no page for a persistent URL the resolver answers with an alert "
+            "(such as `:(oai_dc)` of an item without metadata), except a deleted item's: "
+            "`404.html` answers it with the same alert, and the site has fewer files "
+            "([build](cli/build.md#alert-pages))",
+            "`true`",
+            read=_boolean,
+            absent=True,
         ),
         Field(
             "jobs",

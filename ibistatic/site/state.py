@@ -81,6 +81,7 @@ def fingerprint(config: SiteConfig, loaded: LoadedArchives) -> tuple:
         config.site_url,
         str(config.output),
         config.modifiers,
+        config.alert_pages,
         tuple(loaded.infos),
         tuple(templates),
     )
