@@ -24,7 +24,7 @@ from ibistatic.archive.load import load_archives
 from ibistatic.config import load_config
 from ibistatic.errors import IbistaticError
 from ibistatic.resolver import Resolver
-from ibistatic.site import pages
+from ibistatic.site import pages, script
 from ibistatic.site.assets import facts_script
 from ibistatic.site.pages import (
     DC_ELEMENTS,
@@ -35,8 +35,8 @@ from ibistatic.site.pages import (
     persistent_url,
     script_json,
     site_file,
-    target_script,
 )
+from ibistatic.site.script import target_script
 from ibistatic.targets import page_targets
 from site_helpers import SAMPLE, SITE_URL, build, tree_bytes, write_config
 
@@ -250,7 +250,7 @@ def test_every_page_runs_the_same_script_from_one_asset(site):
         policies.add(found.first("meta", http_equiv="Content-Security-Policy")["content"])
     assert inline == []
     assert list(sources) == [f"/assets/{name}"] and sources[f"/assets/{name}"] > 50
-    assert policies == {pages.PAGE_POLICY} and "'unsafe-inline'" not in pages.PAGE_POLICY
+    assert policies == {script.PAGE_POLICY} and "'unsafe-inline'" not in script.PAGE_POLICY
     assert (site / "assets" / name).read_text("utf-8") == text
     assert 'document.getElementById("ibistatic-target")' in text and "<script" not in text
 
@@ -471,7 +471,6 @@ def test_sitemap_lists_every_redirecting_persistent_url(site, resolver):
 
 
 def test_a_large_sitemap_becomes_an_index(tmp_path, monkeypatch):
-    from ibistatic.site import pages
     from ibistatic.site.build import build_site
 
     monkeypatch.setattr(pages, "SITEMAP_LIMIT", 30)

@@ -10,7 +10,8 @@ import shutil
 from pathlib import Path
 
 from ..core.facts import browser_facts
-from .pages import SITE_SRC, target_script
+from .pages import SITE_SRC
+from .script import target_script
 
 __all__ = ["FACTS_ASSET", "copy_assets", "facts_script"]
 

@@ -19,7 +19,6 @@ bytes jinja2 renders, about ten times faster.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from collections import Counter
@@ -36,6 +35,7 @@ import ibistatic
 from ..core.facts import ALERT_TEXTS, DC_ELEMENTS, URL_PATH_SAFE
 from ..core.relations import describe_relation, parse_modifier
 from ..errors import IbistaticError
+from .script import PAGE_POLICY, target_script
 
 __all__ = [
     "SITE_SRC",
@@ -54,8 +54,7 @@ __all__ = [
     "persistent_url",
     "base_path",
     "oai_dc_elements",
-    "PAGE_POLICY",
-    "target_script",
+    "record_url",
 ]
 
 SITE_SRC = Path(ibistatic.__file__).resolve().parent / "site_src"
@@ -75,24 +74,6 @@ _SCRIPT_ESCAPES = {
 
 # XML 1.0 Char: what an XML document may hold at all (control characters may not).
 XML_CHAR_INVALID = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
-
-
-#: the Content-Security-Policy of redirect and alert pages: no inline script at all, only the
-#: site's own scripts (the shared one, and facts.js and resolve.js it may load), style sheet
-#: and index; the page's data is a JSON block, which is never executed
-PAGE_POLICY = (
-    "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'self'; "
-    "img-src data:; base-uri 'none'; form-action 'none'"
-)
-
-
-@lru_cache(maxsize=1)
-def target_script() -> tuple[str, str]:
-    """(name in assets/, text) of the script every redirect and alert page loads: one
-    cached file instead of the same bytes in every page; the name holds a digest of the
-    text, so a browser never runs a stale copy after a build changes it."""
-    text = _environment(SITE_SRC).get_template("_target_script.html").render()
-    return f"target-{hashlib.sha256(text.encode()).hexdigest()[:12]}.js", text
 
 
 def script_json(value) -> Markup:
@@ -204,17 +185,7 @@ def _escaped(value) -> str:
 
 #: the variables of redirect.html and alert.html (the conditions of alert.html test
 #: `chain` and `archive`; redirect.html tests `modifier`)
-_TARGET_FIELDS = (
-    "heading",
-    "ibi",
-    "modifier",
-    "meaning",
-    "persistent",
-    "url",
-    "archive",
-    "data",
-    "record",
-)
+_TARGET_FIELDS = tuple("heading ibi modifier meaning persistent url archive data record".split())
 _ALERT_FIELDS = _TARGET_FIELDS + ("alert", "alert_title", "explanation", "message", "chain")
 
 
@@ -241,7 +212,7 @@ class Site:
         }
         self._meanings: dict[str, str] = {}
         self._skeletons: dict[tuple, Skeleton] = {}
-        # the same code in every redirect and alert page: one file of assets/, never inline
+        # one file of assets/, never inline (site/script.py)
         self.script = Markup(f'<script src="{self.base}assets/{target_script()[0]}"></script>')
         self.policy = Markup(f'<meta http-equiv="Content-Security-Policy" content="{PAGE_POLICY}">')
 
