@@ -72,6 +72,7 @@ class CrawlCache:
         self.entries: dict[str, tuple[tuple[int, int, int], Any]] = {}
         self.hits = 0
         self.misses = 0
+        self._saved_misses = 0  # misses when it was last loaded or saved: nothing new since
         #: entries put since it was set (a forked reader sends them back to its parent)
         self.fresh: dict[str, tuple] | None = None
         #: why a saved cache was not used, or could not be saved (the build prints it)
@@ -103,10 +104,13 @@ class CrawlCache:
             self.fresh[path] = (identity, value)
 
     def save(self) -> None:
-        if self.path is None:
+        """Into its file, unless nothing was put since (every put follows a miss): a
+        rebuild that read nothing new writes nothing."""
+        if self.path is None or (self.misses == self._saved_misses and self.path.exists()):
             return
         try:  # in chunks: one pickle's memo would double the peak
             save_sealed(self.path, "crawl cache", (CACHE_VERSION, None), [self.entries])
+            self._saved_misses = self.misses
         except (Untrusted, OSError) as why:
             self.warnings.append(f"crawl cache {self.path} not saved: {why}")
 
