@@ -257,8 +257,10 @@ class Publisher:
         loaded = self._load(full, changed_paths)
         try:
             last = None if full else self._usable_state(loaded)
+            before = last.generation if last is not None else None
             report, self.state = publish(self.config, loaded, last, self.progress, self.log)
-            if self.persist and self.state is not last:  # else saved already, as it is
+            # the same generation still live: nothing published, the saved state holds
+            if self.persist and self.state.generation != before:
                 self._warn(save_state(self._state_path, self.state))
         except BaseException:
             # the state no longer matches this crawl: the next build must read everything

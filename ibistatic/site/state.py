@@ -85,9 +85,9 @@ def fingerprint(config: SiteConfig, loaded: LoadedArchives) -> tuple:
         config.site_url,
         str(config.output),
         config.modifiers,
-        config.alert_pages,
         tuple(loaded.infos),
         tuple(templates),
+        config.alert_pages,  # after the fields read by position (output, infos)
     )
 
 
