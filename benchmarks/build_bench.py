@@ -5,17 +5,17 @@ and Hugo aliases, all writing the same number of redirect pages at the same path
 
     python benchmarks/build_bench.py --items 100000 [--workdir DIR] [--seed S]
                                      [--batch B] [--timeout SECONDS]
-                                     [--skip-mkdocs] [--skip-hugo] [--profile]
+                                     [--skip-mkdocs] [--skip-hugo] [--profile] [--jobs N]
 
 Generates (or reuses) a project of ``make_archive.py`` in ``DIR/project-N-sS``, then,
 one phase after the other, each printing as it finishes:
 
-1. ``build``: ``ibistatic build --full`` in a child process, into a fresh output and
+1. ``build``: ``ibistatic build --full [--jobs N]`` in a child process, into a fresh output and
    cache beside the project (``DIR/site-N-sS``): wall time, items/s, pages and files
    written, and the child's peak resident memory (``RUSAGE_CHILDREN`` after it exits:
    the largest single process among the children so far, and the only earlier ones are
    small ``git`` calls; forked workers share pages with the parent, so this is the
-   largest process, not the sum).
+   largest process, not the sum); then the published tree's files and bytes per item.
 2. ``bare``: the redirect pages of that build (every ``index.html`` of the site except
    the root page and those under ``files/``, ``metadata/`` and ``catalog/``: one per
    emitted persistent URL) rewritten by a plain Python loop, ``os.makedirs`` +
@@ -97,6 +97,7 @@ class Build:
     written: int
     max_rss: int  # bytes
     warnings: int
+    cpu: float = 0.0  # seconds of CPU (user + system) of the build and its workers
 
 
 # ------------------------------------------------------------------ helpers
@@ -208,7 +209,17 @@ def _run_group(command: list[str], timeout: float, **options) -> subprocess.Comp
     return subprocess.CompletedProcess(command, child.returncode, stdout, stderr)
 
 
-def build_ibistatic(project: Path, output: Path, timeout: float) -> Build:
+def site_bytes(site: Path) -> tuple[int, int]:
+    """(files, bytes of those files) of the published tree `site`."""
+    files = size = 0
+    for directory, _, names in os.walk(site.resolve()):
+        for name in names:
+            files += 1
+            size += os.lstat(os.path.join(directory, name)).st_size
+    return files, size
+
+
+def build_ibistatic(project: Path, output: Path, timeout: float, jobs: int | None = None) -> Build:
     """``ibistatic build --full`` in a child process; `output` and its cache removed first."""
     cache = output.parent / f".{output.name}.ibistatic-cache"
     _fresh(output, cache)
@@ -226,12 +237,14 @@ def build_ibistatic(project: Path, output: Path, timeout: float) -> Build:
         str(project / "ibistatic.yaml"),
         "--output",
         str(output),
-    ]
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    ] + ([] if jobs is None else ["--jobs", str(jobs)])
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    before, cpu = usage.ru_maxrss, usage.ru_utime + usage.ru_stime
     started = time.perf_counter()
     done = _run_group(command, timeout, env=environment)
     wall = time.perf_counter() - started
-    max_rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    max_rss, cpu = usage.ru_maxrss, usage.ru_utime + usage.ru_stime - cpu
     if done.returncode != 0:
         how = (
             f"ended by signal {signal.Signals(-done.returncode).name}"
@@ -257,6 +270,7 @@ def build_ibistatic(project: Path, output: Path, timeout: float) -> Build:
         int(match["written"]),
         max_rss * 1024,
         warnings,
+        cpu,
     )
 
 
@@ -480,6 +494,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--skip-hugo", action="store_true", help="leave out the Hugo phase")
     parser.add_argument(
+        "--jobs", type=int, metavar="N", help="passed to ibistatic build (default: its own)"
+    )
+    parser.add_argument(
         "--profile",
         action="store_true",
         help="end with an in-process build under cProfile (top 15 by cumulative and by own time)",
@@ -492,6 +509,10 @@ def _print_build(build: Build, items: int) -> None:
     _say(
         f"  wall {build.wall:.2f} s (the build's own figure {build.seconds:.2f} s), "
         f"{_rate(items, build.wall):,.0f} items/s of archive-a ({build.items:,} items over both Archives)"
+    )
+    _say(
+        f"  CPU {build.cpu:.2f} s (user + system, the build and its workers: "
+        "the figure a loaded machine disturbs least)"
     )
     _say(
         f"  {build.pages:,} pages, {build.written:,} files written, {build.warnings} warnings; "
@@ -535,8 +556,13 @@ def main(argv: list[str] | None = None) -> int:
     site = workdir / f"site-{name}"
 
     _say(f"[1] ibistatic build --full -> {site}")
-    build = build_ibistatic(project, site, args.timeout)
+    build = build_ibistatic(project, site, args.timeout, args.jobs)
     _print_build(build, args.items)
+    files, size = site_bytes(site)
+    _say(
+        f"  published tree: {files:,} files, {size / 1e6:,.1f} MB = "
+        f"{size / max(build.items, 1):,.0f} bytes per item"
+    )
 
     pages = redirect_pages(site)
     average = sum(s for _, s in pages) / len(pages) if pages else 0

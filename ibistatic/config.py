@@ -14,6 +14,7 @@ and no ``ibistatic.yaml`` in the current directory the bundled sample is used.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,6 +48,8 @@ class SiteConfig:
     catalog: bool = False
     cache: Path | None = None
     hosts: tuple[str, ...] = ()  # the host profiles chosen (site/hosts/); () the portable output
+    jobs: int | None = None  # processes a build is shared among; None: the CPUs it may use
+    alert_pages: bool = True  # a page for each persistent URL answered with an alert
 
     @property
     def cache_dir(self) -> Path:
@@ -188,9 +191,16 @@ def _modifiers(report: _Report, key: str, value, context: dict) -> str | tuple[s
     return None
 
 
-def _catalog(report: _Report, key: str, value, context: dict) -> bool | None:
+def _boolean(report: _Report, key: str, value, context: dict) -> bool | None:
     if not isinstance(value, bool):
         report.error(key, f"found {_found(value)}", "true or false")
+        return None
+    return value
+
+
+def _jobs(report: _Report, key: str, value, context: dict) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        report.error(key, f"found {_found(value)}", "a whole number of processes, 1 or more")
         return None
     return value
 
@@ -280,7 +290,7 @@ CONFIG_SCHEMA = Schema(
             "`true` also publishes the [catalog](catalog.md) of the archives (an mkdocs site) "
             "into `<output>/catalog/`",
             "`false`",
-            read=_catalog,
+            read=_boolean,
             absent=False,
         ),
         Field(
@@ -299,6 +309,23 @@ CONFIG_SCHEMA = Schema(
             "none: the portable output (`404.html`, `.nojekyll`, `_redirects`), no host's limits checked",
             read=_hosts,
             absent=(),
+        ),
+        Field(
+            "alert-pages",
+            "`false` writes no page for a persistent URL the resolver answers with an alert "
+            "(such as `:(oai_dc)` of an item without metadata), except a deleted item's: "
+            "`404.html` answers it with the same alert, and the site has fewer files "
+            "([build](cli/build.md#alert-pages))",
+            "`true`",
+            read=_boolean,
+            absent=True,
+        ),
+        Field(
+            "jobs",
+            "processes a build shares its work among (reading the archives, resolving and "
+            "rendering the items); `1` builds in one process; `--jobs` overrides it",
+            "the CPUs the build may use (its CPU affinity, fewer under a cgroup CPU quota)",
+            read=_jobs,
         ),
     ),
 )
@@ -328,10 +355,13 @@ def _output_path(path: Path) -> Path:
     return path.parent.resolve() / path.name if path.name else path
 
 
-def load_command_config(path: str | Path | None, output: str | Path | None) -> SiteConfig:
+def load_command_config(
+    path: str | Path | None, output: str | Path | None, jobs: int | None = None
+) -> SiteConfig:
     """The configuration of `build` and `watch` (docs/cli/build.md): `--config`, else ./ibistatic.yaml,
-    else the bundled sample published into ./site."""
+    else the bundled sample published into ./site; `jobs` (--jobs) overrides its `jobs`."""
     local = path or (CONFIG_NAME if Path(CONFIG_NAME).exists() else None)
     if local is None and output is None:
         output = "site"
-    return load_config(local, output=output)
+    config = load_config(local, output=output)
+    return config if jobs is None else dataclasses.replace(config, jobs=jobs)

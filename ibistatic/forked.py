@@ -1,7 +1,7 @@
-"""Running the shares of one job in forked processes (this project's machines have two cores).
+"""Running the shares of one job in forked processes, one per core this process may use.
 
-`work(share, counter)` handles share `share` of WORKERS (its own slice, e.g. every
-WORKERS-th element from `share` on) and adds what it finishes to `counter`, an integer
+`work(share, counter)` handles share `share` of :func:`workers` (its own slice, e.g. every
+workers()-th element from `share` on) and adds what it finishes to `counter`, an integer
 shared with the parent, which reports it as progress.  The work reaches the workers by
 fork, so it may be a closure over anything; only its results are pickled, back to the
 parent, through a temporary file each: the parent reads it back in frames, where a pipe
@@ -24,9 +24,18 @@ from typing import Any
 
 from .errors import IbistaticError
 
-__all__ = ["WORKERS", "WorkerDied", "available", "in_process", "run_shares", "count"]
+__all__ = [
+    "WorkerDied",
+    "available",
+    "count",
+    "default_jobs",
+    "in_process",
+    "run_shares",
+    "using_jobs",
+    "workers",
+]
 
-WORKERS = 2
+_JOBS: int | None = None  # set by using_jobs(); None: default_jobs()
 
 _JOB: tuple | None = None  # (work, counter, folder) for the workers: set just before the fork
 
@@ -41,7 +50,67 @@ _IN_PROCESS = 0  # > 0 while a caller with threads of its own forbids forking
 
 
 def available() -> bool:
-    return _IN_PROCESS == 0 and "fork" in multiprocessing.get_all_start_methods()
+    """Whether a job may run in forked workers now (more than one, and no thread forbids it)."""
+    return _IN_PROCESS == 0 and workers() > 1 and "fork" in multiprocessing.get_all_start_methods()
+
+
+def workers() -> int:
+    """How many processes a job is shared among: `--jobs`, else the CPUs this process may use."""
+    return _JOBS if _JOBS is not None else default_jobs()
+
+
+@contextmanager
+def using_jobs(jobs: int | None) -> Iterator[None]:
+    """Jobs are shared among `jobs` processes meanwhile (1: in this process; None: the default)."""
+    global _JOBS
+    before, _JOBS = _JOBS, jobs
+    try:
+        yield
+    finally:
+        _JOBS = before
+
+
+def default_jobs() -> int:
+    """The CPUs this process may run on (its affinity), fewer when a cgroup quota allows less."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    quota = cgroup_cpus()
+    return max(1, min(cpus, quota) if quota is not None else cpus)
+
+
+def cgroup_cpus(root: str = "/sys/fs/cgroup") -> int | None:
+    """The CPUs a cgroup quota allows this process (rounded up), None without a quota:
+    cgroup v2 ``cpu.max`` ("200000 100000", or "max 100000"), else v1 ``cpu.cfs_quota_us``
+    over ``cpu.cfs_period_us`` (-1: none)."""
+    v2 = _read_words(os.path.join(root, "cpu.max"))
+    if v2 is not None:
+        return _quota(v2[0], v2[1] if len(v2) > 1 else "100000")
+    for folder in ("cpu", "cpu,cpuacct", "cpuacct,cpu"):
+        quota = _read_words(os.path.join(root, folder, "cpu.cfs_quota_us"))
+        period = _read_words(os.path.join(root, folder, "cpu.cfs_period_us"))
+        if quota and period:
+            return _quota(quota[0], period[0])
+    return None
+
+
+def _read_words(path: str) -> list[str] | None:
+    try:
+        with open(path, encoding="ascii") as handle:
+            return handle.read().split() or None
+    except (OSError, ValueError):
+        return None
+
+
+def _quota(quota: str, period: str) -> int | None:
+    try:
+        allowed, every = int(quota), int(period)
+    except ValueError:
+        return None  # "max": no quota
+    if allowed <= 0 or every <= 0:
+        return None
+    return -(-allowed // every)
 
 
 @contextmanager
@@ -61,7 +130,7 @@ def run_shares(
     progress: Callable[[int], None] | None = None,
     doing: str = "running a job in forked processes",
 ) -> Iterator:
-    """work(0, counter), ..., work(WORKERS - 1, counter), each run in a forked process;
+    """work(0, counter), ..., work(workers() - 1, counter), each run in a forked process;
     `progress(units counted so far)` is called about ten times a second meanwhile.
     Once all are done, the results are read back one at a time, as they are iterated
     (let go of each before taking the next, and one result at a time is in memory).
@@ -75,13 +144,14 @@ def run_shares(
     folder = tempfile.mkdtemp(prefix="ibistatic-shares-")
     _JOB = (work, counter, folder)
     processes = []
+    shares = workers()
     try:
-        for share in range(WORKERS):
+        for share in range(shares):
             processes.append(context.Process(target=_run_share, args=(share,), daemon=True))
             processes[-1].start()
         _wait(processes, counter, progress)
         for share, process in enumerate(processes):
-            _raise_failure(share, process, folder, doing)
+            _raise_failure(share, process, folder, doing, shares)
     except BaseException:
         for process in processes:
             if process.is_alive():
@@ -91,7 +161,7 @@ def run_shares(
         raise
     finally:
         _JOB = None
-    return _read_all([_result_path(folder, share) for share in range(WORKERS)], folder)
+    return _read_all([_result_path(folder, share) for share in range(shares)], folder)
 
 
 def _wait(processes: list, counter, progress: Callable[[int], None] | None) -> None:
@@ -104,7 +174,7 @@ def _wait(processes: list, counter, progress: Callable[[int], None] | None) -> N
             progress(counter.value)
 
 
-def _raise_failure(share: int, process, folder: str, doing: str) -> None:
+def _raise_failure(share: int, process, folder: str, doing: str, shares: int) -> None:
     """Raise what went wrong in `share`: its exception, or how its process died."""
     failed = _result_path(folder, share) + ".error"
     if os.path.exists(failed):
@@ -112,7 +182,7 @@ def _raise_failure(share: int, process, folder: str, doing: str) -> None:
             raise pickle.load(handle)
     if process.exitcode != 0 or not os.path.exists(_result_path(folder, share)):
         raise WorkerDied(
-            f"{doing}: a worker process {_how_it_ended(process.exitcode)} (share {share + 1} of {WORKERS}); "
+            f"{doing}: a worker process {_how_it_ended(process.exitcode)} (share {share + 1} of {shares}); "
             "nothing was published, the previous output is unchanged"
         )
 

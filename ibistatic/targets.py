@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import NamedTuple
 
 from .archive.load import LoadedArchives
@@ -126,8 +127,19 @@ def emitted_modifiers(setting, item: Item) -> list[Relation]:
     explicit list."""
     if setting == "all":
         return all_modifiers(item_languages(item))
-    texts = DEFAULT_MODIFIERS if setting == "default" else setting
-    return [parse_modifier(text) for text in texts]
+    return list(_parsed(DEFAULT_MODIFIERS if setting == "default" else tuple(setting)))
+
+
+@lru_cache(maxsize=16)
+def _parsed(texts: tuple[str, ...]) -> tuple[Relation, ...]:
+    """The modifiers `texts` parsed once per build, not once per item."""
+    return tuple(parse_modifier(text) for text in texts)
+
+
+@lru_cache(maxsize=1024)
+def _verbs(relation: Relation):
+    """The verb list of `relation` (checked once, then shared by every item)."""
+    return relation_to_verb_list(relation)
 
 
 def _has_open_translation(relation: Relation) -> bool:
@@ -161,7 +173,7 @@ def page_targets(
         item = first_holder[key]
         forms = [item.repository.text] + ([item.ibip.text] if item.ibip else [])
         for relation in emitted_modifiers(setting, item):
-            verbs = relation_to_verb_list(relation)
+            verbs = _verbs(relation)
             resolution = resolve(views, item.repository, verbs)
             negotiation = (
                 _negotiate(views, item, relation, item_languages(item))

@@ -357,7 +357,9 @@ const path = require("path");
 const vm = require("vm");
 const [site, page] = process.argv.slice(1);
 const html = fs.readFileSync(page, "utf8");
-const script = html.match(/<script>\n([\s\S]*?)<\/script>/)[1];
+// the page's code is the shared asset it names (no inline script)
+const shared = html.match(/<script src="\/(assets\/target-[0-9a-f]+\.js)"><\/script>/)[1];
+const script = fs.readFileSync(path.join(site, shared), "utf8");
 const data = html.match(/id="ibistatic-target">(.*?)<\/script>/)[1];
 const out = [];
 for (const languages of JSON.parse(fs.readFileSync(0, "utf8"))) {

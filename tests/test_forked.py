@@ -25,7 +25,7 @@ def test_results_come_back_in_share_order_and_leave_no_files(scratch):
     results = forked.run_shares(work)
     assert list(scratch.iterdir()) != []  # read lazily: the files wait for the reader
     assert [(r["share"], len(r["data"])) for r in results] == [
-        (n, 100_000 * (n + 1)) for n in range(forked.WORKERS)
+        (n, 100_000 * (n + 1)) for n in range(forked.workers())
     ]
     assert list(scratch.iterdir()) == []
 

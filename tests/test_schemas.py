@@ -20,7 +20,9 @@ from ibistatic.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parent.parent
 REPO = "sid.inpe.br/mtc-m18@80/2009/07.21.13.23"
-CONFIG_KEYS = "one of site-url, archives, output, modifiers, catalog, cache, hosts"
+CONFIG_KEYS = (
+    "one of site-url, archives, output, modifiers, catalog, cache, hosts, alert-pages, jobs"
+)
 ITEM_KEYS = (
     "one of state, ibip, content-type, timestamp, target, language, translations, "
     "next-edition, metadata, formats, dublin-core, transferable"

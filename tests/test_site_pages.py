@@ -6,10 +6,12 @@ The browser's view of the same site is in test_site_browser.py.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import shutil
 import xml.etree.ElementTree as ET
+from collections import Counter
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -22,6 +24,7 @@ from ibistatic.archive.load import load_archives
 from ibistatic.config import load_config
 from ibistatic.errors import IbistaticError
 from ibistatic.resolver import Resolver
+from ibistatic.site import pages, script
 from ibistatic.site.assets import facts_script
 from ibistatic.site.pages import (
     DC_ELEMENTS,
@@ -33,6 +36,7 @@ from ibistatic.site.pages import (
     script_json,
     site_file,
 )
+from ibistatic.site.script import target_script
 from ibistatic.targets import page_targets
 from site_helpers import SAMPLE, SITE_URL, build, tree_bytes, write_config
 
@@ -193,6 +197,7 @@ GOLDEN_LAST_EDITION = """<!DOCTYPE html>
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'self'; img-src data:; base-uri 'none'; form-action 'none'">
 <link rel="icon" href="data:,">
 <title>Reference Model for an Open Archival Information System (OAIS)</title>
 <noscript><meta http-equiv="refresh" content="0; url=http://mtc-m16c.sid.inpe.br/col/sid.inpe.br/mtc-m18/2012/07.12.18.08/doc/CCSDS%20650.0-M-2.pdf"></noscript>
@@ -210,27 +215,44 @@ GOLDEN_LAST_EDITION = """<!DOCTYPE html>
 <dt>Modifier</dt><dd>!</dd>
 <dt>Archive</dt><dd>mtc-m16c</dd>
 </dl>
+<p><a href="http://ibi.example.org/record/sid.inpe.br/mtc-m18@80/2009/07.21.14.43/">Record of this item</a></p>
 </div>
 </main>
 <script type="application/json" id="ibistatic-target">{"alert":null,"base":"/","message":"","negotiation":[],"url":"http://mtc-m16c.sid.inpe.br/col/sid.inpe.br/mtc-m18/2012/07.12.18.08/doc/CCSDS%20650.0-M-2.pdf"}</script>
+<script src="/assets/target-DIGEST.js"></script>
+</body>
+</html>
 """  # noqa: E501 (the golden page must match byte for byte: its lines stay whole)
 
 
 def test_golden_redirect_page(site):
-    """Everything before the shared script of the page of Section 8.2's last edition."""
+    """The page of Section 8.2's last edition, byte for byte."""
     text = (site / "8JMKD3MGP8W/35MMLL8!/index.html").read_text("utf-8")
-    assert text.startswith(GOLDEN_LAST_EDITION)
+    digest = hashlib.sha256((site / "assets" / target_script()[0]).read_bytes()).hexdigest()
+    assert text == GOLDEN_LAST_EDITION.replace("DIGEST", digest[:12])
 
 
-def test_every_page_runs_the_same_script(site):
-    """The script of redirect and alert pages is the same bytes everywhere: data never
-    enters code."""
-    bodies = set()
+def test_every_page_runs_the_same_script_from_one_asset(site):
+    """No redirect or alert page holds code: each loads the one shared script of assets/
+    (data never enters code, and its bytes are cached once), under a policy that would
+    refuse an inline script."""
+    name, text = target_script()
+    sources, inline, policies = Counter(), [], set()
     for path in site.rglob("index.html"):
-        for attrs, text in Page(path.read_text("utf-8")).scripts:
-            if not attrs:
-                bodies.add(text)
-    assert len(bodies) == 1
+        found = Page(path.read_text("utf-8"))
+        if found.main is None or found.main.get("data-state") not in ("redirect", "done"):
+            continue
+        for attrs, body in found.scripts:
+            if "src" in attrs:
+                sources[attrs["src"]] += 1
+            elif attrs.get("type") != "application/json":
+                inline.append((path, body))
+        policies.add(found.first("meta", http_equiv="Content-Security-Policy")["content"])
+    assert inline == []
+    assert list(sources) == [f"/assets/{name}"] and sources[f"/assets/{name}"] > 50
+    assert policies == {script.PAGE_POLICY} and "'unsafe-inline'" not in script.PAGE_POLICY
+    assert (site / "assets" / name).read_text("utf-8") == text
+    assert 'document.getElementById("ibistatic-target")' in text and "<script" not in text
 
 
 def test_paths_keep_modifier_characters_literally(site):
@@ -450,7 +472,6 @@ def test_sitemap_lists_every_redirecting_persistent_url(site, resolver):
 
 
 def test_a_large_sitemap_becomes_an_index(tmp_path, monkeypatch):
-    from ibistatic.site import pages
     from ibistatic.site.build import build_site
 
     monkeypatch.setattr(pages, "SITEMAP_LIMIT", 30)
@@ -660,12 +681,16 @@ def test_hostile_values_are_escaped_in_every_page(hostile_site):
                 json.loads(body)
                 assert "<" not in body
             elif "src" in attrs:
-                assert attrs["src"] in ("/assets/facts.js", "/assets/resolve.js")
+                assert attrs["src"] in (
+                    "/assets/facts.js",
+                    "/assets/resolve.js",
+                    f"/assets/{target_script()[0]}",
+                )
             else:
                 inline_scripts.add(body)
         for tag, attrs in found.tags:
             assert not [name for name in attrs if name.startswith("on")], (path, tag)
-    assert len(inline_scripts) == 1 and "alert(" not in next(iter(inline_scripts))
+    assert inline_scripts == set()  # the pages' code is in assets/, never beside their data
     assert pages > 90  # modifiers: all emits 25 + 19 per language for each form
 
 

@@ -72,6 +72,7 @@ class CrawlCache:
         self.entries: dict[str, tuple[tuple[int, int, int], Any]] = {}
         self.hits = 0
         self.misses = 0
+        self._saved_misses = 0  # misses when it was last loaded or saved: nothing new since
         #: entries put since it was set (a forked reader sends them back to its parent)
         self.fresh: dict[str, tuple] | None = None
         #: why a saved cache was not used, or could not be saved (the build prints it)
@@ -103,10 +104,13 @@ class CrawlCache:
             self.fresh[path] = (identity, value)
 
     def save(self) -> None:
-        if self.path is None:
+        """Into its file, unless nothing was put since (every put follows a miss): a
+        rebuild that read nothing new writes nothing."""
+        if self.path is None or (self.misses == self._saved_misses and self.path.exists()):
             return
         try:  # in chunks: one pickle's memo would double the peak
             save_sealed(self.path, "crawl cache", (CACHE_VERSION, None), [self.entries])
+            self._saved_misses = self.misses
         except (Untrusted, OSError) as why:
             self.warnings.append(f"crawl cache {self.path} not saved: {why}")
 
@@ -516,7 +520,7 @@ def _read_repositories(
     advance(len(relatives))
     results: list = [None] * len(relatives)
     for share, (read, fresh, hits, misses) in enumerate(shares):
-        results[share :: forked.WORKERS] = read
+        results[share :: forked.workers()] = read
         if cache is not None:
             cache.entries.update(fresh)  # what the worker parsed, for the next crawl
             cache.hits += hits
@@ -533,12 +537,12 @@ def _read_share(
     cache: CrawlCache | None,
     root_real: str,
 ) -> tuple[list, dict, int, int]:
-    """In a forked worker: every WORKERS-th repository from `share` on, and what the
+    """In a forked worker: every workers()-th repository from `share` on, and what the
     cache learnt meanwhile (the parent's copy of the cache does not see it)."""
     if cache is not None:
         cache.fresh, cache.hits, cache.misses = {}, 0, 0
     read = []
-    for number, relative in enumerate(relatives[share :: forked.WORKERS], 1):
+    for number, relative in enumerate(relatives[share :: forked.workers()], 1):
         read.append(read_repository(root, name, relative, cache, root_real))
         if number % 64 == 0:
             forked.count(counter, 64)

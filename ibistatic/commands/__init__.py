@@ -2,7 +2,7 @@
 
 
 def add_site_options(parser) -> None:
-    """--config and --output, as `build` and `watch` read them (config.load_command_config)."""
+    """--config, --output and --jobs, as `build` and `watch` read them (config.load_command_config)."""
     parser.add_argument(
         "--config",
         metavar="FILE",
@@ -11,3 +11,20 @@ def add_site_options(parser) -> None:
     parser.add_argument(
         "--output", metavar="DIR", help="where to publish (default: the configuration's output)"
     )
+    parser.add_argument(
+        "--jobs",
+        metavar="N",
+        type=_jobs,
+        help="share the work among N processes (default: the configuration's jobs, else the "
+        "CPUs this process may use); 1 builds in this process",
+    )
+
+
+def _jobs(text: str) -> int:
+    import argparse
+
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(
+            f"expected a whole number of processes, 1 or more; found {text!r}"
+        )
+    return int(text)

@@ -49,7 +49,7 @@ def run(args) -> int:
     from ..progress import Progress
     from ..site.build import build_site
 
-    config = load_command_config(args.config, args.output)
+    config = load_command_config(args.config, args.output, args.jobs)
     if args.host:  # --host replaces the configuration's hosts: (site/hosts/)
         from dataclasses import replace
 

@@ -45,7 +45,7 @@ def run(args) -> int:
     from ..config import load_command_config
     from ..watch import Watcher
 
-    config = load_command_config(args.config, args.output)
+    config = load_command_config(args.config, args.output, args.jobs)
 
     def log(message: str) -> None:
         print(f"{time.strftime('%H:%M:%S')} {message}", file=sys.stderr, flush=True)

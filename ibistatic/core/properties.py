@@ -31,6 +31,7 @@ import secrets
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Protocol
 from urllib.parse import unquote, urlsplit
 
@@ -222,6 +223,7 @@ TARGET_SCHEMES = ("http", "https")
 _UNSAFE_CHARACTERS = re.compile(r"[\x00-\x20\x7f-\x9f\\]")
 
 
+@lru_cache(maxsize=1 << 16)  # a pure function, asked again for each modifier of an item
 def unsafe_url(url: str) -> str | None:
     """Why `url` may not be published as a target, or None: a target is an http(s) URL
     or a relative reference (not '//host'), with no '.' or '..' segment (it may not climb

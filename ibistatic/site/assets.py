@@ -1,5 +1,6 @@
-"""The site's static assets: those of ``site_src/assets`` and the generated ``facts.js``,
-the standard's tables for the in-browser resolver (from :mod:`ibistatic.core.facts`)."""
+"""The site's static assets: those of ``site_src/assets``, the generated ``facts.js``,
+the standard's tables for the in-browser resolver (from :mod:`ibistatic.core.facts`), and
+``target-<digest>.js``, the script of every redirect and alert page (pages.target_script)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 
 from ..core.facts import browser_facts
 from .pages import SITE_SRC
+from .script import target_script
 
 __all__ = ["FACTS_ASSET", "copy_assets", "facts_script"]
 
@@ -35,6 +37,8 @@ def copy_assets(out: Path) -> None:
     """The static assets of site_src/assets, and the generated facts.js beside them."""
     (out / "assets").mkdir(parents=True, exist_ok=True)
     (out / "assets" / FACTS_ASSET).write_text(facts_script(), encoding="utf-8")
+    name, text = target_script()
+    (out / "assets" / name).write_text(text, encoding="utf-8")
     source = SITE_SRC / "assets"
     for directory, subdirectories, files in os.walk(source):
         subdirectories.sort()

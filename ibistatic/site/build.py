@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
+from .. import forked
 from ..archive.crawl import CrawlCache
 from ..archive.load import LoadedArchives, load_archives, reload_repositories
 from ..config import SiteConfig
@@ -31,7 +32,7 @@ from . import outputs, pages
 from .facts import Facts, carried_digests, facts_of, fold_facts
 from .hosts.checks import published_tree_warnings
 from .outputs import ItemContext, SiteContext
-from .plan import Plan, last_published, plan_build
+from .plan import Plan, last_published, nothing_to_do, plan_build
 from .state import State, fingerprint, load_state, save_state
 
 __all__ = ["BuildReport", "Publisher", "build_site", "publish"]
@@ -84,6 +85,8 @@ def publish(
     """Publish `loaded` as an update of the site `last` describes (None: a full build);
     returns the report and the state of what is now published."""
     plan = plan_build(loaded, last)
+    if last is not None and last.outputs == _output_names() and nothing_to_do(plan, loaded, last):
+        return _report(config, loaded, last, plan, 0, 0, list(last.notices)), last
     state = (
         last
         if not plan.full
@@ -112,18 +115,28 @@ def publish(
         tuple(made.site_files),
         made.checksums,
     )
-    report = BuildReport(
+    state.pages, state.notices = item_pages + made.pages, tuple(made.notices)
+    state.outputs = _output_names()
+    return _report(config, loaded, state, plan, store.written, removed, made.notices), state
+
+
+def _output_names() -> tuple[str, ...]:
+    """The outputs a build runs: an update that would run others is never a no-op."""
+    return tuple(output.name for output in (*outputs.ITEM_OUTPUTS, *outputs.SITE_OUTPUTS))
+
+
+def _report(config, loaded, state: State, plan: Plan, written: int, removed: int, notices):
+    return BuildReport(
         output=config.output,
         items=sum(len(v) for v in state.items.values()),
         keys=len(state.records),
-        pages=item_pages + made.pages,
-        written=store.written,
+        pages=state.pages,
+        written=written,
         removed=removed,
         problems=loaded.problems,
         mode=plan.describe(),
-        warnings=made.notices,
+        warnings=list(notices),
     )
-    return report, state
 
 
 def _open_store(output: Path, plan: Plan, state: State) -> Store:
@@ -238,13 +251,19 @@ class Publisher:
         `changed_paths` (watch mode): the files and folders that changed since the last
         build of this Publisher; only the repositories they name are read again.
         """
+        with forked.using_jobs(self.config.jobs):
+            return self._build(full, changed_paths)
+
+    def _build(self, full: bool, changed_paths: set[str] | None) -> BuildReport:
         started = time.perf_counter()
         check_output(self.config)
         loaded = self._load(full, changed_paths)
         try:
             last = None if full else self._usable_state(loaded)
+            before = last.generation if last is not None else None
             report, self.state = publish(self.config, loaded, last, self.progress, self.log)
-            if self.persist:
+            # the same generation still live: nothing published, the saved state holds
+            if self.persist and self.state.generation != before:
                 self._warn(save_state(self._state_path, self.state))
         except BaseException:
             # the state no longer matches this crawl: the next build must read everything

@@ -35,6 +35,7 @@ import ibistatic
 from ..core.facts import ALERT_TEXTS, DC_ELEMENTS, URL_PATH_SAFE
 from ..core.relations import describe_relation, parse_modifier
 from ..errors import IbistaticError
+from .script import PAGE_POLICY, target_script
 
 __all__ = [
     "SITE_SRC",
@@ -53,6 +54,7 @@ __all__ = [
     "persistent_url",
     "base_path",
     "oai_dc_elements",
+    "record_url",
 ]
 
 SITE_SRC = Path(ibistatic.__file__).resolve().parent / "site_src"
@@ -89,6 +91,11 @@ def base_path(site_url: str) -> str:
 def persistent_url(site_url: str, path: str) -> str:
     """The absolute persistent URL of a target path (percent-encoded as RFC 3986 asks)."""
     return site_url + quote(path, safe=URL_PATH_SAFE)
+
+
+def record_url(site_url: str, key: str) -> str:
+    """The record page of the item whose canonical repository key is `key`."""
+    return persistent_url(site_url, f"record/{key}/")
 
 
 def oai_dc_elements(dublin_core: Iterable[tuple[str, Sequence[str]]]) -> list[tuple[str, str]]:
@@ -178,7 +185,7 @@ def _escaped(value) -> str:
 
 #: the variables of redirect.html and alert.html (the conditions of alert.html test
 #: `chain` and `archive`; redirect.html tests `modifier`)
-_TARGET_FIELDS = ("heading", "ibi", "modifier", "meaning", "persistent", "url", "archive", "data")
+_TARGET_FIELDS = tuple("heading ibi modifier meaning persistent url archive data record".split())
 _ALERT_FIELDS = _TARGET_FIELDS + ("alert", "alert_title", "explanation", "message", "chain")
 
 
@@ -205,12 +212,13 @@ class Site:
         }
         self._meanings: dict[str, str] = {}
         self._skeletons: dict[tuple, Skeleton] = {}
-        # the same code in every redirect and alert page: rendered once, not per page
-        self.script = Markup(self.env.get_template("_target_script.html").render())
+        # one file of assets/, never inline (site/script.py)
+        self.script = Markup(f'<script src="{self.base}assets/{target_script()[0]}"></script>')
+        self.policy = Markup(f'<meta http-equiv="Content-Security-Policy" content="{PAGE_POLICY}">')
 
     def render(self, name: str, **context) -> str:
         return self.templates[name].render(
-            base=self.base, site_url=self.site_url, script=self.script, **context
+            base=self.base, site_url=self.site_url, script=self.script, csp=self.policy, **context
         )
 
     def fill(self, name: str, fields: Sequence[str], context: dict, tested: dict) -> str:
@@ -224,6 +232,7 @@ class Site:
                 "base": self.base,
                 "site_url": self.site_url,
                 "script": self.script,
+                "csp": self.policy,
                 **falsy,
             }
             skeleton = self._skeletons[key] = Skeleton(
@@ -260,6 +269,7 @@ def target_page(site: Site, target) -> str:
         "url": resolution.url,
         "archive": resolution.archive,
         "data": script_json(data),
+        "record": record_url(site.site_url, target.item.key),
     }
     if resolution.url is not None:
         return site.fill("redirect.html", _TARGET_FIELDS, context, {"modifier": target.modifier})

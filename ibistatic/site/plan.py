@@ -14,10 +14,11 @@ from dataclasses import dataclass
 
 from ..archive.load import LoadedArchives
 from ..core.storage import LastPublished
-from ..index.writer import shard_digits
+from ..index.writer import dumps, manifest_of, shard_digits
+from ..store.files import digest
 from .state import State
 
-__all__ = ["Plan", "plan_build", "holdings_by_key", "last_published"]
+__all__ = ["Plan", "plan_build", "holdings_by_key", "last_published", "nothing_to_do"]
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,18 @@ class Plan:
         if self.full:
             return "full"
         return f"update of {len(self.changed)} changed, {len(self.affected)} affected items"
+
+
+def nothing_to_do(plan: Plan, loaded: LoadedArchives, last: State | None) -> bool:
+    """Whether `last` already publishes `loaded` as is: an update in which no item
+    changed (so no page, index shard, sitemap or host file would) and whose manifest,
+    the one site file that also counts the Archives' problems, has the same bytes.
+    Such a rebuild costs the crawl's stat calls, not the site's size."""
+    if last is None or plan.full or plan.changed or plan.affected:
+        return False
+    shards = sum(1 for path in last.checksums if path.startswith("index/shards/"))
+    manifest = dumps(manifest_of(loaded, last.digits, len(last.records), shards))
+    return digest(manifest) == last.digests.get("index/manifest.json")
 
 
 def plan_build(loaded: LoadedArchives, last: State | None) -> Plan:

@@ -19,7 +19,7 @@ from . import pages
 
 __all__ = ["State", "STATE_VERSION", "fingerprint", "load_state", "save_state"]
 
-STATE_VERSION = 10
+STATE_VERSION = 12
 
 
 @dataclass
@@ -49,6 +49,10 @@ class State:
     spare: str = ""  # the other generation, the tree of the build before; "" if none
     #: the paths where the spare differs from the live generation (None: not known)
     behind: frozenset[str] | None = None
+    #: what the site outputs noticed (host limits), for a rebuild that makes nothing again
+    notices: tuple[str, ...] = ()
+    pages: int = 0  # pages of the site (the report's count)
+    outputs: tuple[str, ...] = ()  # the outputs that made it (site.outputs), by name
 
     @property
     def output(self) -> str:
@@ -83,6 +87,8 @@ def fingerprint(config: SiteConfig, loaded: LoadedArchives) -> tuple:
         config.modifiers,
         tuple(loaded.infos),
         tuple(templates),
+        config.alert_pages,  # after the fields read by position (output, infos)
+        config.hosts,  # a host's files are site-wide: a no-op update would not write them
     )
 
 

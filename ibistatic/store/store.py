@@ -99,7 +99,7 @@ class Store:
 
         def share_of(share: int, done) -> tuple:
             files = Files({}, direct)
-            result = work(keys[share :: forked.WORKERS], files, lambda: forked.count(done, 1))
+            result = work(keys[share :: forked.workers()], files, lambda: forked.count(done, 1))
             return result, files.digests, files.written
 
         for result, digests, written in forked.run_shares(share_of, progress.update):

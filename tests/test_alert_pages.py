@@ -1,0 +1,99 @@
+"""`alert-pages: false`: no page for a persistent URL answered with an alert (but a deleted
+item's), the same answers through 404.html in a browser."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from ibistatic.config import load_config
+from ibistatic.resolver import Resolver
+from ibistatic.site.build import build_site
+from site_helpers import (
+    CHROMIUM,
+    SAMPLE,
+    SITE_URL,
+    LandingServer,
+    SiteServer,
+    chromium_dom,
+    page_attribute,
+    tree_bytes,
+    write_config,
+)
+
+ARCHIVES = (SAMPLE / "mtc-m16c", SAMPLE / "mtc-m16d")
+ALERT = re.compile(rb'<main id="ibistatic" data-state="done" data-alert="([a-z-]+)"')
+
+
+def _build(directory: Path, alert_pages: bool | None) -> Path:
+    path = write_config(directory, ARCHIVES)
+    if alert_pages is not None:
+        with path.open("a", encoding="utf-8") as config:
+            config.write(f"alert-pages: {'true' if alert_pages else 'false'}\n")
+    config = load_config(path)
+    assert config.alert_pages is (alert_pages is not False)
+    build_site(config)
+    return config.output
+
+
+def _pages(site: Path) -> dict[str, bytes]:
+    return {p: b for p, b in tree_bytes(site).items() if not p.startswith("_ibistatic/")}
+
+
+def _alerts(pages: dict[str, bytes]) -> dict[str, str]:
+    """Page path -> its alert, for every alert page."""
+    found = {p: ALERT.search(b) for p, b in pages.items() if p.endswith("index.html")}
+    return {p: m.group(1).decode() for p, m in found.items() if m}
+
+
+@pytest.fixture(scope="module")
+def sites(tmp_path_factory) -> dict[bool, Path]:
+    root = tmp_path_factory.mktemp("alert-pages")
+    return {flag: _build(root / str(flag), flag) for flag in (True, False)}
+
+
+def test_only_the_alert_pages_404_answers_are_left_out(sites):
+    every, fewer = _pages(sites[True]), _pages(sites[False])
+    alerts = _alerts(every)
+    left_out = {p for p, alert in alerts.items() if alert != "deleted"}
+    assert len(left_out) >= 8 and "deleted" in alerts.values()
+    assert set(every) - set(fewer) == left_out
+    assert set(fewer) <= set(every)
+    assert {p: every[p] for p in fewer} == fewer  # every other file byte for byte the same
+    assert _alerts(fewer) == {p: "deleted" for p, a in alerts.items() if a == "deleted"}
+
+
+def test_the_left_out_urls_still_resolve_with_their_alert(sites):
+    """The index still answers them: 404.html (and `ibistatic resolve`) read it."""
+    resolver = Resolver(sites[False])
+    for path, alert in _alerts(_pages(sites[True])).items():
+        url = SITE_URL + path.removesuffix("/index.html")
+        assert resolver.resolve(url).alert == alert, url
+
+
+def test_turning_alert_pages_off_rebuilds_the_site_without_them(tmp_path, sites):
+    site = _build(tmp_path, True)
+    assert _alerts(_pages(site)) == _alerts(_pages(sites[True]))
+    path = tmp_path / "ibistatic.yaml"
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace("alert-pages: true", "alert-pages: false"), encoding="utf-8")
+    report = build_site(load_config(path))
+    assert report.mode == "full"  # the setting is part of what an update must keep
+    assert _pages(site) == _pages(sites[False])
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium is not installed")
+def test_chromium_shows_the_alert_through_404_html(sites):
+    site = sites[False]
+    left_out = sorted(p for p, a in _alerts(_pages(sites[True])).items() if a != "deleted")
+    paths = [p.removesuffix("/index.html") for p in left_out[:6]]
+    server, landing = SiteServer(site), LandingServer()
+    with server.running(), landing.running():
+        for path in paths:
+            assert not (site / path / "index.html").exists()
+            dom = chromium_dom(SITE_URL + path, server.port, landing.port)
+            expected = Resolver(site).resolve(SITE_URL + path).alert
+            assert page_attribute(dom, "data-alert") == expected, path
