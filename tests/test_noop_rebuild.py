@@ -59,3 +59,14 @@ def test_a_new_output_makes_a_rebuild_no_no_op(tmp_path, monkeypatch):
     monkeypatch.setattr(outputs, "SITE_OUTPUTS", (*outputs.SITE_OUTPUTS, CaddyRedirects()))
     report = build_site(config)
     assert report.written == 1 and (config.output / "_ibistatic" / "Caddyfile").is_file()
+
+
+def test_choosing_a_host_makes_a_rebuild_no_no_op(tmp_path):
+    from dataclasses import replace
+
+    config = load_config(make_project(tmp_path))
+    build_site(config, full=True)
+    assert not (config.output / "_worker.js").exists()
+    report = build_site(replace(config, hosts=("cloudflare-pages",)))
+    assert report.written > 0
+    assert (config.output / "_worker.js").is_file()  # the host's own file, written at once
