@@ -16,6 +16,7 @@ from .errors import IbistaticError, IbiSyntaxError, printable
 
 # Order is the order of `ibistatic --help`.
 COMMANDS = (
+    "init",
     "build",
     "resolve",
     "properties",
@@ -25,6 +26,7 @@ COMMANDS = (
     "deposit",
     "watch",
     "serve",
+    "linkcheck",
 )
 
 

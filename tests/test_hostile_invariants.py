@@ -214,7 +214,7 @@ def test_exit_codes_and_counts_tell_the_truth(tmp_path, monkeypatch, capsys):
     warnings = len(printed) - errors
     assert errors == 1 and warnings >= 2  # the bad state; the unknown key, the kept publication
     assert (
-        f" {errors} errors, {warnings} warnings " in out.splitlines()[-1]
+        f" {errors} error{'s' * (errors != 1)}, {warnings} warnings " in out.splitlines()[-1]
     )  # the summary counts what was printed
 
 

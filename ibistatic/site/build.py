@@ -279,6 +279,7 @@ class Publisher:
                 self.config.site_url,
                 self.cache,
                 progress=self.progress.advance,
+                expect=self.progress.expect,
                 last_good=last_good,
                 published=published,
                 last_archive=last_archive,
