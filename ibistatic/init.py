@@ -178,11 +178,12 @@ output: {OUTPUT}
 
 def _archive_text(project: Project, service_ibi: str) -> str:
     ip = f"deposit-ip: {project.ip}\n" if project.ip else ""
+    scheme = urlsplit(project.site_url).scheme  # an https site links its files over https too
     return f"""\
 # The Archive {project.name} (docs/archive-format.md).
-# address: its web address (host[:port]); files are linked as
-# http://{{address}}/col/{{repository}}/doc/{{path}} unless file-url says otherwise.
+# address: its web address (host[:port]); file-url: where each file of doc/ is served.
 address: {project.address}
+file-url: {scheme}://{{address}}/col/{{repository}}/doc/{{path}}
 # The IBI of the archive service, minted by `ibistatic init`.
 service-ibi: {service_ibi}
 # Where `ibistatic deposit --archive` mints new IBIs (docs/cli/deposit.md).

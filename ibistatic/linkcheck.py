@@ -102,12 +102,15 @@ class Report:
         ]
 
     def summary(self) -> str:
-        urls = len(self.outcomes)
-        hosts = len({_host_key(url) for url in self.outcomes})
+        from .summary import counted
+
+        urls = counted(len(self.outcomes), "target URL")
+        hosts = counted(len({_host_key(url) for url in self.outcomes}), "host")
         bad = sum(1 for outcome in self.outcomes.values() if outcome.broken)
         return (
-            f"checked {urls} target URLs of {len(self.targets)} items on {hosts} hosts: "
-            f"{bad} broken ({len(self.broken())} items) in {self.seconds:.2f} s"
+            f"checked {urls} of {counted(len(self.targets), 'item')} on {hosts}: "
+            f"{bad:,} broken (the target of {counted(len(self.broken()), 'item')}) "
+            f"in {self.seconds:.2f} s"
         )
 
 

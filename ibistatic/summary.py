@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-__all__ = ["summary", "LoggedWarnings"]
+__all__ = ["summary", "counted", "LoggedWarnings"]
 
 
 def summary(report, times: dict[str, float], logged_warnings: int = 0) -> str:
@@ -21,11 +21,12 @@ def summary(report, times: dict[str, float], logged_warnings: int = 0) -> str:
     return (
         f"published {report.output} ({report.mode}): {report.items} items, {report.keys} IBIs, "
         f"{report.pages} pages, {report.written} files written, {report.removed} removed, "
-        f"{_count(errors, 'error')}, {_count(warnings, 'warning')} in {report.seconds:.2f} s{phases}"
+        f"{counted(errors, 'error')}, {counted(warnings, 'warning')} in {report.seconds:.2f} s{phases}"
     )
 
 
-def _count(number: int, noun: str) -> str:
+def counted(number: int, noun: str) -> str:
+    """``1 warning``, ``2 warnings``, ``1,000 items``."""
     return f"{number:,} {noun}" + ("" if number == 1 else "s")
 
 
