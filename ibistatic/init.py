@@ -24,7 +24,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from .config import CONFIG_NAME, SITE_URL, _site_url_ok
-from .errors import UsageError, printable
+from .errors import IbistaticError, UsageError, printable
 
 __all__ = ["Project", "init_project", "project_files", "github_workflow", "WORKFLOW_PATH"]
 
@@ -130,8 +130,13 @@ def _mint_service_ibi(archive: Path, project: Project, now) -> str:
         repository, _ = mint_repository_name(
             project.host, None, state_path=state_path(archive, subsystem), now=now
         )
-    except UsageError as error:
-        raise UsageError(printable(f"--host {project.host!r}: {error}")) from None
+    except IbistaticError as error:  # the host name does not parse
+        raise UsageError(
+            printable(
+                f"--host {project.host!r}: {str(error).splitlines()[0]}; expected a host name "
+                "such as ibi.example.org (not an IP address; the default is the site URL's host)"
+            )
+        ) from None
     return repository
 
 
