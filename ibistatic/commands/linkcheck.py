@@ -43,7 +43,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     where.add_argument(
         "--config",
         metavar="FILE",
-        help="the site configuration whose output is checked (default: ./ibistatic.yaml)",
+        help="the configuration whose output is checked (default: ./ibistatic.yaml, else ./site "
+        "as `ibistatic build` publishes the bundled sample)",
     )
     where.add_argument("--site", metavar="DIR", help="a built site, or its index/ folder")
     parser.add_argument(
@@ -99,14 +100,11 @@ def run(args) -> int:
 
 
 def _configured_output(config: str | None) -> str:
-    from pathlib import Path
+    """Where `ibistatic build` publishes with the same --config: the configuration's output
+    (./ibistatic.yaml when none is given, else the bundled sample's ./site)."""
+    from ..config import load_command_config
 
-    from ..config import CONFIG_NAME, load_config
-    from ..errors import UsageError
-
-    if config is None and not Path(CONFIG_NAME).exists():
-        raise UsageError(f"no {CONFIG_NAME} here: give --site DIR (a built site) or --config FILE")
-    return str(load_config(config).output)
+    return str(load_command_config(config, None).output)
 
 
 def _write_reports(args, report) -> None:
