@@ -27,7 +27,7 @@ import ssl
 import threading
 import time
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote, urljoin, urlsplit
@@ -248,10 +248,12 @@ def check_targets(
     urls = _interleaved(dict.fromkeys(target.url for target in targets))
     report = Report(targets)
     with ThreadPoolExecutor(max_workers=settings.concurrency) as pool:
-        for outcome in pool.map(lambda url: check_url(url, settings, pacer), urls):
-            report.outcomes[outcome.url] = outcome
+        asked = [pool.submit(check_url, url, settings, pacer) for url in urls]
+        for done in as_completed(asked):  # counted as they end, not in the order asked
             if progress is not None:
                 progress(1)
+        for future in asked:
+            report.outcomes[future.result().url] = future.result()
     report.seconds = time.perf_counter() - started
     return report
 

@@ -158,3 +158,18 @@ def test_bad_options_exit_2_and_write_nothing(tmp_path, options, message, capsys
 def test_an_empty_folder_is_used(tmp_path):
     assert main(["init", str(tmp_path)]) == 0
     assert (tmp_path / "ibistatic.yaml").is_file()
+
+
+def test_the_bundled_sample_takes_a_deposit_as_it_is(tmp_path):
+    """Its archive.yaml names the subsystem (deposit-host, deposit-ip): no --host needed."""
+    import shutil
+
+    from ibistatic.config import bundled_sample_config
+
+    sample = Path(shutil.copytree(bundled_sample_config().parent, tmp_path / "sample"))
+    (tmp_path / "new.pdf").write_text("%PDF")
+    argv = ["deposit", str(tmp_path / "new.pdf"), "--archive", str(sample / "mtc-m16d")]
+    done = ibistatic(*argv, "--at", "1700000000", "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["repository"] == "sid.inpe.br/mtc-m19/2023/11.14.22.13.20"
+    assert json.loads(done.stdout)["ibip"].startswith("8JMKD3MGP7W/")  # 150.163.34.242
