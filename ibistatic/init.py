@@ -18,6 +18,7 @@ no I/O but the minting) and written only into a folder that is new or empty.
 from __future__ import annotations
 
 import ipaddress
+import re
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -25,6 +26,7 @@ from urllib.parse import urlsplit
 
 from .config import CONFIG_NAME, SITE_URL, _site_url_ok
 from .errors import IbistaticError, UsageError, printable
+from .summary import counted
 
 __all__ = ["Project", "init_project", "project_files", "github_workflow", "WORKFLOW_PATH"]
 
@@ -43,10 +45,6 @@ class Project:
     address: str | None = None  # the Archive's address; default: the host of site_url
     github: bool = False
     branch: str = "main"
-
-    @property
-    def site_host(self) -> str:
-        return urlsplit(self.site_url).hostname or ""
 
 
 def checked(project: Project) -> Project:
@@ -71,6 +69,8 @@ def checked(project: Project) -> Project:
             raise UsageError(
                 printable(f"--ip {project.ip!r}: expected an IPv4 or IPv6 address")
             ) from None
+    if not re.fullmatch(r"[A-Za-z0-9._/-]+", project.branch):
+        raise UsageError(printable(f"--branch {project.branch!r}: expected a branch name"))
     host = urlsplit(site_url).hostname or ""
     return Project(
         site_url=site_url,
@@ -89,8 +89,8 @@ def init_project(folder: Path | str, project: Project, *, now=None) -> list[Path
     folder = Path(folder)
     _check_empty(folder)
     project = checked(project)
-    archive = folder / "archives" / project.name
-    service = _mint_service_ibi(archive, project, now)
+    _check_archive(project)  # before the minting writes anything
+    service = _mint_service_ibi(folder / "archives" / project.name, project, now)
     files = project_files(project, service)
     written = []
     for relative, text in files.items():
@@ -112,10 +112,23 @@ def _check_empty(folder: Path) -> None:
             some = ", ".join(entries[:3]) + (", ..." if len(entries) > 3 else "")
             raise UsageError(
                 printable(
-                    f"{shown}: not empty ({len(entries)} entries: {some}); expected a new or "
+                    f"{shown}: not empty ({counted(len(entries), 'entry')}: {some}); expected a new or "
                     "empty folder, so that init overwrites nothing"
                 )
             )
+
+
+def _check_archive(project: Project) -> None:
+    """archive.yaml as the build will read it: its one free value is --address."""
+    import yaml
+
+    from .archive.descriptors import read_archive_info
+
+    text = _archive_text(project, "example.org/ibi/2000/01.01.00.00")
+    _, problems = read_archive_info(project.name, yaml.safe_load(text))
+    if problems:
+        expected = "; ".join(problem.expected for problem in problems)
+        raise UsageError(printable(f"--address {project.address!r}: expected {expected}"))
 
 
 def _mint_service_ibi(archive: Path, project: Project, now) -> str:

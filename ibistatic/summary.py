@@ -27,7 +27,9 @@ def summary(report, times: dict[str, float], logged_warnings: int = 0) -> str:
 
 def counted(number: int, noun: str) -> str:
     """``1 warning``, ``2 warnings``, ``1,000 items``."""
-    return f"{number:,} {noun}" + ("" if number == 1 else "s")
+    if number == 1:
+        return f"1 {noun}"
+    return f"{number:,} " + (noun[:-1] + "ies" if noun.endswith("y") else noun + "s")
 
 
 class LoggedWarnings(logging.Handler):

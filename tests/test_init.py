@@ -147,6 +147,8 @@ def test_a_folder_that_is_not_empty_is_refused(tmp_path, capsys):
         (["--name", ".hidden"], "--name '.hidden': expected a folder name (no '/', not starting with '.')"),
         (["--ip", "1.2.3"], "--ip '1.2.3': expected an IPv4 or IPv6 address"),
         (["--site-url", "http://127.0.0.1:8000/"], "--host '127.0.0.1': invalid host name '127.0.0.1'"),
+        (["--address", "a b"], "--address 'a b': expected a host name or IP, optionally ':port'"),
+        (["--github", "--branch", "a: b"], "--branch 'a: b': expected a branch name"),
     ],
 )  # fmt: skip
 def test_bad_options_exit_2_and_write_nothing(tmp_path, options, message, capsys):
