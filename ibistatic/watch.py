@@ -268,6 +268,7 @@ class Watcher:
         changed = paths
         if self._read_all:
             paths = None  # what the failed republish left unpublished is not in `paths`
+        self.publisher.progress.times.clear()  # this republish times its own phases
         try:
             report = self.publisher.build(changed_paths=paths)
         except Exception as error:  # keep watching, whatever failed: the next change may fix it
@@ -286,7 +287,6 @@ class Watcher:
             self.log(f"warning: {warning}")
         times = self.publisher.progress.times
         self.log(f"{why}: {summary(report, times)} ({time.perf_counter() - started:.2f} s)")
-        times.clear()  # the next republish times its own phases
         return report
 
     def _failed(self, why: str, changed: set[str] | None, error: Exception) -> None:

@@ -170,3 +170,24 @@ def test_warnings_libraries_log_during_a_build_are_printed_and_counted(tmp_path)
     assert "ibistatic: a repeated problem" in err  # printed; the problem it repeats is counted
     # the host-file advice and mkdocs' warning
     assert ", 0 errors, 2 warnings in " in done.stdout.splitlines()[-1]
+
+
+def test_a_watch_republish_logs_what_its_summary_counts_and_its_phase_times(tmp_path):
+    from ibistatic.config import load_config
+    from ibistatic.summary import counted
+    from ibistatic.watch import Watcher
+    from test_publish import make_project
+
+    messages: list[str] = []
+    watcher = Watcher(load_config(make_project(tmp_path)), log=messages.append)
+    for why in ("initial build", "a republish"):
+        messages.clear()
+        assert watcher.publish(why) is not None
+        warnings = sum(message.startswith("warning: ") for message in messages)
+        errors = sum(message.startswith("error: ") for message in messages)
+        assert messages[-1].startswith(f"{why}: published ")
+        assert f", {counted(errors, 'error')}, {counted(warnings, 'warning')} in " in messages[-1]
+        assert re.search(
+            r"\(crawling archives [\d.]+ s, .*index and site-wide files [\d.]+ s\)", messages[-1]
+        )
+    assert warnings >= 1  # the host-file advice about http:// targets is shown, not only counted
