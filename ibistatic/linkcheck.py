@@ -174,8 +174,9 @@ def _request(method: str, url: str, settings: Settings, pacer: HostPacer) -> tup
     kind = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
     path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     pacer.wait(_host_key(url))
-    connection = kind(parts.hostname, parts.port, timeout=settings.timeout)
+    connection = None
     try:
+        connection = kind(parts.hostname, parts.port, timeout=settings.timeout)
         connection.request(
             method, path, headers={"User-Agent": settings.user_agent, "Accept": "*/*"}
         )
@@ -194,7 +195,8 @@ def _request(method: str, url: str, settings: Settings, pacer: HostPacer) -> tup
     except (OSError, http.client.HTTPException, ValueError) as error:
         raise _NoAnswer(f"{type(error).__name__}: {error}") from None
     finally:
-        connection.close()
+        if connection is not None:
+            connection.close()
 
 
 def _ask(url: str, settings: Settings, pacer: HostPacer) -> tuple[str, int, str, str]:
