@@ -445,7 +445,9 @@ def profile_build(project: Path, output: Path, top: int = 15) -> None:
     finally:
         if saved is not None:
             store.PARALLEL_ITEMS = saved
-    _say(f"  {report.summary()}")
+    from ibistatic.summary import summary
+
+    _say(f"  {summary(report, {})}")
     stats = pstats.Stats(profiler, stream=sys.stdout)
     stats.sort_stats("cumulative").print_stats(top)
     stats.sort_stats("tottime").print_stats(top)

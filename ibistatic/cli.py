@@ -16,6 +16,7 @@ from .errors import IbistaticError, IbiSyntaxError, printable
 
 # Order is the order of `ibistatic --help`.
 COMMANDS = (
+    "init",
     "build",
     "resolve",
     "properties",
@@ -29,6 +30,7 @@ COMMANDS = (
     "check_deployment",
     "resolver",
     "acks",
+    "linkcheck",
 )
 
 

@@ -37,7 +37,7 @@ import shutil
 import stat
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from decimal import Decimal
@@ -50,6 +50,8 @@ import yaml
 
 from .archive.crawl import crawl_archive, read_repository
 from .archive.descriptors import read_archive_info, read_item
+from .archive.roundtrip import rewritten
+from .archive.safe_yaml import DescriptorError, read_regular_file
 from .core.facts import DC_ELEMENTS
 from .core.ibip import as_seconds, check_port, ibip_prefix, make_ibip
 from .core.identifiers import Ibi, parse_ibi
@@ -684,24 +686,29 @@ def _link(request: _Request, repository: str, workspace: Path) -> None:
             _rewrite(archive, request.original.relative, change, workspace)
     except OSError as error:
         raise DepositError(f"{repository} was deposited, but linking it failed: {error}") from None
+    except DescriptorError as error:  # changed by hand since it was checked: left as it is
+        raise DepositError(
+            f"{repository} was deposited, but linking it failed: {error.found}"
+        ) from None
 
 
-def _add_translation(raw: dict, language: str, repository: str) -> None:
+def _add_translation(raw: MutableMapping, language: str, repository: str) -> None:
     translations = raw.get("translations")
-    raw["translations"] = {
-        **(translations if isinstance(translations, dict) else {}),
-        language: repository,
-    }
+    if isinstance(translations, MutableMapping):
+        translations[language] = repository  # in place: its layout and comments are kept
+    else:
+        raw["translations"] = {language: repository}
 
 
-def _rewrite(archive: Path, relative: str, change: Callable[[dict], None], workspace: Path) -> None:
+def _rewrite(
+    archive: Path, relative: str, change: Callable[[MutableMapping], None], workspace: Path
+) -> None:
     """Rewrite one item.yaml atomically: read, change, temporary file, fsync, rename.
-    The temporary file is made in the deposit's workspace (same file system), so a
-    deposit killed here leaves nothing in the repository."""
+    Only the changed key is new: comments, key order, flow style and quoting are kept
+    (archive.roundtrip).  The temporary file is made in the deposit's workspace (same
+    file system), so a deposit killed here leaves nothing in the repository."""
     descriptor = archive.joinpath(*relative.split("/"), "item.yaml")
-    raw = yaml.load(descriptor.read_text(encoding="utf-8"), Loader=_TextTimestampLoader) or {}
-    change(raw)
-    text = yaml.safe_dump(raw, allow_unicode=True, sort_keys=False)
+    text = rewritten(read_regular_file(descriptor), change)  # checked as any descriptor
     fd, temporary = tempfile.mkstemp(dir=workspace, prefix="item.yaml.", suffix=".tmp")
     try:
         os.fchmod(fd, stat.S_IMODE(descriptor.stat().st_mode))  # mkstemp makes 0600

@@ -41,6 +41,7 @@ from .config import SiteConfig
 from .errors import IbistaticError
 from .site.build import BuildReport, Publisher
 from .store.layout import check_output
+from .summary import summary
 
 __all__ = ["Watcher"]
 
@@ -267,6 +268,7 @@ class Watcher:
         changed = paths
         if self._read_all:
             paths = None  # what the failed republish left unpublished is not in `paths`
+        self.publisher.progress.times.clear()  # this republish times its own phases
         try:
             report = self.publisher.build(changed_paths=paths)
         except Exception as error:  # keep watching, whatever failed: the next change may fix it
@@ -281,7 +283,10 @@ class Watcher:
         self._read_all = False
         for problem in report.problems:
             self.log(str(problem))
-        self.log(f"{why}: {report.summary()} ({time.perf_counter() - started:.2f} s)")
+        for warning in report.warnings:  # the summary counts them: they are shown too
+            self.log(f"warning: {warning}")
+        times = self.publisher.progress.times
+        self.log(f"{why}: {summary(report, times)} ({time.perf_counter() - started:.2f} s)")
         return report
 
     def _failed(self, why: str, changed: set[str] | None, error: Exception) -> None:

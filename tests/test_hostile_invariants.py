@@ -216,7 +216,7 @@ def test_exit_codes_and_counts_tell_the_truth(tmp_path, monkeypatch, capsys):
         errors == 1 and warnings >= 1
     )  # the bad state; the unknown key (no host chosen: no host warning)
     assert (
-        f" {errors} errors, {warnings} warnings " in out.splitlines()[-1]
+        f" {errors} error{'s' * (errors != 1)}, {warnings} warnings " in out.splitlines()[-1]
     )  # the summary counts what was printed
 
 

@@ -94,6 +94,7 @@ def test_the_wheel_holds_the_templates_and_the_sample(wheel):
     } <= set(names)
     assert "ibistatic/sample_archive/ibistatic.yaml" in names
     assert "ibistatic/sample_archive/mtc-m16c/archive.yaml" in names
+    assert "ibistatic/templates/github-pages.yml" in names  # init --github
     assert not any(n.startswith(("tests/", "docs/", "site_src/", "sample_archive/")) for n in names)
 
 
@@ -126,6 +127,23 @@ def test_the_installed_tool_builds_and_resolves_the_bundled_sample(venv, tmp_pat
         ).strip()
         == answer["url"]
     )
+
+
+def test_the_installed_tool_starts_a_project_that_takes_a_deposit(venv, tmp_path):
+    """init --github (its workflow template from the installed package), then deposit,
+    build and resolve in the new folder."""
+    tool = venv / "bin" / "ibistatic"
+    _run([tool, "init", "library", "--github"], cwd=tmp_path)
+    project = tmp_path / "library"
+    assert "actions/deploy-pages" in (project / ".github/workflows/ibistatic.yml").read_text()
+    (project / "thesis.pdf").write_bytes(b"%PDF-1.4\n")
+    deposited = _run(
+        [tool, "deposit", "thesis.pdf", "--archive", "archives/archive", "--json"], cwd=project
+    )
+    repository = json.loads(deposited)["repository"]
+    _run([tool, "build", "--strict"], cwd=project)
+    url = _run([tool, "resolve", "--index", "site", repository], cwd=project).strip()
+    assert url == f"https://ibi.example.org/col/{repository}/doc/thesis.pdf"
 
 
 def test_pip_install_of_the_source_folder(wheel, tmp_path):

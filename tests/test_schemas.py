@@ -113,6 +113,7 @@ def _config(tmp_path: Path, text: str) -> Path:
     [
         ("outptu", "x", "; did you mean output?"),
         ("modifier", "all", "; did you mean modifiers?"),
+        ("site_url", "", "; did you mean site-url?"),  # with no value: named all the same
         ("redirect-files", "[nginx]", ""),
         ("colour", "blue", ""),
     ],

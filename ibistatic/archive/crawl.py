@@ -406,9 +406,14 @@ def _unreadable(archive: str, relative: str, error: OSError) -> Problem:
 
 
 def crawl_archive(
-    root: Path | str, cache: CrawlCache | None = None, progress: Callable[[int], None] | None = None
+    root: Path | str,
+    cache: CrawlCache | None = None,
+    progress: Callable[[int], None] | None = None,
+    expect: Callable[[int], None] | None = None,
 ) -> Archive:
-    """Read one Archive tree: archive.yaml and every repository, in sorted order."""
+    """Read one Archive tree: archive.yaml and every repository, in sorted order.
+    `expect(n)`: told how many repositories are to be read, once they are listed;
+    `progress(1)` after each is read."""
     root = Path(root)
     name = root.name
     archive = Archive(root=root, name=name, info=None)
@@ -428,6 +433,8 @@ def crawl_archive(
     for relative in _repository_paths(root, walk_problems, name):
         found.append((relative, len(walk_problems)))
     relatives = [relative for relative, _ in found]
+    if expect is not None:
+        expect(len(relatives))
     done = 0
     for (relative, before), (item, problems) in zip(
         found, _read_repositories(root, name, relatives, cache, progress)
@@ -583,6 +590,7 @@ def crawl(
     roots: Iterable[Path | str],
     cache: CrawlCache | None = None,
     progress: Callable[[int], None] | None = None,
+    expect: Callable[[int], None] | None = None,
 ) -> CrawlResult:
     """Crawl every Archive, in the order given (the resolution order)."""
-    return CrawlResult([crawl_archive(root, cache, progress) for root in roots])
+    return CrawlResult([crawl_archive(root, cache, progress, expect) for root in roots])

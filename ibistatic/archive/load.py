@@ -160,6 +160,7 @@ def load_archives(
     last_good: Callable[[str, str], Item | None] | None = None,
     published: Published | None = None,
     last_archive: LastArchive | None = None,
+    expect: Callable[[int], None] | None = None,
 ) -> LoadedArchives:
     """Crawl `roots` (in resolution order), then apply the storage-model checks.
 
@@ -167,9 +168,10 @@ def load_archives(
     repository key)` supplies the last valid state of an item whose descriptor is now
     invalid (it is published instead), `last_archive(name)` that of an Archive whose
     archive.yaml is now invalid, and `published` the holders of its IBIs (a newcomer
-    never takes one of them: ibistatic.core.storage).
+    never takes one of them: ibistatic.core.storage).  `progress` and `expect`: see
+    ibistatic.archive.crawl.crawl_archive.
     """
-    result = crawl(roots, cache, progress)
+    result = crawl(roots, cache, progress, expect)
     kept_archives = set()
     for archive in result.archives:
         if last_archive is not None and _keep_last_archive(archive, last_archive):

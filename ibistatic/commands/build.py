@@ -48,6 +48,7 @@ def run(args) -> int:
     from ..config import load_command_config
     from ..progress import Progress
     from ..site.build import build_site
+    from ..summary import LoggedWarnings, summary
 
     config = load_command_config(args.config, args.output, args.jobs)
     if args.host:  # --host replaces the configuration's hosts: (site/hosts/)
@@ -57,15 +58,18 @@ def run(args) -> int:
 
         config = replace(config, hosts=tuple(dict.fromkeys(args.host)))
         check_hosts(config.hosts)
-    progress = Progress(enabled=None if not args.quiet else False)  # a bar on a terminal only
-    log = None if args.quiet else lambda message: say(message, sys.stderr)
-    report = build_site(config, log=log, full=args.full, progress=progress)
+    progress = Progress(enabled=False if args.quiet else None)  # a bar on a terminal only
+    log = None if args.quiet else lambda message: say(message, sys.stderr, progress)
+    with LoggedWarnings(
+        lambda text: say(text, sys.stderr, progress)
+    ) as logged:  # what libraries (mkdocs) print while the build runs
+        report = build_site(config, log=log, full=args.full, progress=progress)
     for line in problem_lines(report.problems):
         say(line, sys.stderr)
     for warning in report.warnings:
         say(f"warning: {warning}", sys.stderr)
     if not args.quiet:
-        say(report.summary(), sys.stdout)
+        say(summary(report, progress.times, logged.count), sys.stdout)
     return exit_status(report.problems, args.strict, report.warnings)
 
 
@@ -102,10 +106,15 @@ def problem_lines(problems) -> list[str]:
     return lines
 
 
-def say(text: str, stream) -> None:
-    """Print one line; a character the stream cannot encode is escaped, never raised."""
+def say(text: str, stream, progress=None) -> None:
+    """Print one line; a character the stream cannot encode is escaped, never raised.
+    With `progress`, the line is printed above its bar, never into it."""
     from ..errors import printable
 
+    if progress is not None:
+        with progress.hidden():
+            say(text, stream)
+        return
     text = printable(text)
     try:
         print(text, file=stream)

@@ -51,17 +51,6 @@ class BuildReport:
     mode: str = "full"
     warnings: list[str] = field(default_factory=list)
 
-    def summary(self) -> str:
-        errors = sum(1 for p in self.problems if p.severity == "error")
-        warnings = (
-            len(self.problems) - errors + len(self.warnings)
-        )  # host-file warnings are printed too
-        return (
-            f"published {self.output} ({self.mode}): {self.items} items, {self.keys} IBIs, "
-            f"{self.pages} pages, {self.written} files written, {self.removed} removed, "
-            f"{errors} errors, {warnings} warnings in {self.seconds:.2f} s"
-        )
-
 
 def build_site(config: SiteConfig, *, log=None, full: bool = False, progress=None) -> BuildReport:
     """Publish `config`: in place when only some items changed since the last build of
@@ -301,6 +290,7 @@ class Publisher:
                 self.config.site_url,
                 self.cache,
                 progress=self.progress.advance,
+                expect=self.progress.expect,
                 last_good=last_good,
                 published=published,
                 last_archive=last_archive,
