@@ -15,7 +15,7 @@ from ..core.facts import URL_PATH_SAFE
 from ..core.model import Item
 from .tokens import ibi_token, words, year_of
 
-__all__ = ["Document", "representative", "document_of", "documents"]
+__all__ = ["Document", "DocumentCache", "representative", "document_of", "documents"]
 
 #: Dublin Core elements whose words are searched (the title is always)
 SEARCHED_ELEMENTS = ("title", "creator", "subject")
@@ -55,6 +55,8 @@ class Document:
 
 def representative(items: Sequence[Item]) -> Item:
     """The item that describes an IBI held by several Archives (*items* in their order)."""
+    if items[0].state == "Original":
+        return items[0]  # the common case, first
     for wanted in (lambda i: i.state == "Original", lambda i: i.state != "Deleted"):
         found = next((item for item in items if wanted(item)), None)
         if found is not None:
@@ -97,9 +99,25 @@ def document_of(key: str, items: Sequence[Item]) -> Document:
     )
 
 
-def documents(holdings: Mapping[str, Iterable[Item]]) -> list[Document]:
+class DocumentCache:
+    """The documents of the last call, by key with the items they were made from: a
+    rebuild (watch, an update) makes again only those of the items that changed."""
+
+    def __init__(self) -> None:
+        self._made: dict[str, tuple[tuple[Item, ...], Document]] = {}
+
+    def documents(self, holdings: Mapping[str, Iterable[Item]]) -> list[Document]:
+        made: dict[str, tuple[tuple[Item, ...], Document]] = {}
+        for key, items in holdings.items():
+            items = tuple(items)
+            last = self._made.get(key)
+            made[key] = last if last and last[0] == items else (items, document_of(key, items))
+        self._made = made
+        return sorted((doc for _, doc in made.values()), key=lambda d: (d.timestamp, d.key))
+
+
+def documents(holdings: Mapping[str, Iterable[Item]], cache: DocumentCache | None = None):
     """A document per repository key of *holdings* (key -> items in the Archives'
     order), oldest first: a deposit (the newest item) is added at the end, so the
     search files of the other items mostly keep their bytes."""
-    made = [document_of(key, list(items)) for key, items in holdings.items()]
-    return sorted(made, key=lambda d: (d.timestamp, d.key))
+    return (cache or DocumentCache()).documents(holdings)

@@ -17,14 +17,25 @@ them.  Pure: no I/O; the output is deterministic.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
+import itertools
 import json
-from collections.abc import Iterator, Sequence
+import operator
+import zlib
+from collections.abc import Iterable, Iterator, Mapping
 
-from ..index.sharding import fnv1a
-from .documents import Document
+from ..core.model import Item
+from .documents import Document, DocumentCache
 
-__all__ = ["FORMAT", "VERSION", "INDEX_FILE", "DOCUMENTS_PER_FILE", "search_files"]
+__all__ = [
+    "FORMAT",
+    "VERSION",
+    "INDEX_FILE",
+    "DOCUMENTS_PER_FILE",
+    "SearchIndex",
+    "search_files",
+]
 
 FORMAT = "ibistatic-search"
 VERSION = 1
@@ -44,22 +55,13 @@ def _script_order(token: str) -> bytes:
     return token.encode("utf-16-be")
 
 
-def _postings(docs: Sequence[Document]) -> dict[str, list[int]]:
-    postings: dict[str, list[int]] = {}
-    for number, doc in enumerate(docs):
-        for token in doc.tokens:
-            postings.setdefault(token, []).append(number)
-    return postings
-
-
-def _entry(token: str, numbers: list[int], total: int) -> str:
+def _entry(token: str, numbers: list[int], negated: bool, total: int) -> str:
     """``[token, gaps]``, or ``[token, gaps, 1]`` for the documents without it."""
-    negated = 2 * len(numbers) > total
     if negated:
         held = set(numbers)
         numbers = [n for n in range(total) if n not in held]
-    gaps = [b - a for a, b in zip([0] + numbers, numbers)] if numbers else []
-    return _dumps([token, gaps, 1] if negated else [token, gaps])
+    gaps = ",".join(map(str, map(operator.sub, numbers, itertools.chain((0,), numbers))))
+    return f"[{_dumps(token)},[{gaps}]{',1' if negated else ''}]"
 
 
 def _chunks(entries: list[tuple[str, str]]) -> Iterator[list[tuple[str, str]]]:
@@ -76,7 +78,7 @@ def _chunks(entries: list[tuple[str, str]]) -> Iterator[list[tuple[str, str]]]:
             chunk, chunk_bytes = [], 0
         chunk.append((token, text))
         chunk_bytes += len(text) + 1
-        if fnv1a(token) % spacing == 0:
+        if zlib.crc32(token.encode()) % spacing == 0:
             yield chunk
             chunk, chunk_bytes = [], 0
     if chunk:
@@ -87,37 +89,104 @@ def _chunk_name(first: str) -> str:
     return hashlib.sha256(first.encode("utf-8")).hexdigest()[:16]
 
 
-def search_files(docs: Sequence[Document], link: str) -> dict[str, str]:
-    """Every file of the search: ``{path relative to the search folder: text}``.
+class SearchIndex:
+    """Makes the search files of a site, and keeps what it made: the next call (an
+    update, watch) redoes the documents, lists and files that changed, and when the
+    only change is new items (the newest, as a deposit is) adds them to the lists."""
 
-    *link* is where a result links, ``{}`` standing for its repository key
-    (``record/{}/``), relative to the page's ``links`` base."""
-    total = len(docs)
-    postings = _postings(docs)
-    entries = [
-        (token, _entry(token, postings[token], total))
-        for token in sorted(postings, key=_script_order)
-    ]
-    files: dict[str, str] = {}
-    chunks = []
-    for chunk in _chunks(entries):
-        name = _chunk_name(chunk[0][0])
-        files[f"t/{name}.json"] = "[" + ",".join(text for _, text in chunk) + "]\n"
-        chunks.append([chunk[0][0], name])
-    for start in range(0, total, DOCUMENTS_PER_FILE):
-        shown = [doc.shown() for doc in docs[start : start + DOCUMENTS_PER_FILE]]
-        files[f"d/{start // DOCUMENTS_PER_FILE}.json"] = _dumps(shown) + "\n"
-    files[INDEX_FILE] = (
-        _dumps(
-            {
-                "format": FORMAT,
-                "version": VERSION,
-                "documents": total,
-                "per-file": DOCUMENTS_PER_FILE,
-                "link": link,
-                "chunks": chunks,
-            }
-        )
-        + "\n"
-    )
-    return files
+    def __init__(self, link: str) -> None:
+        self.link = link  # where a result links, "{}" for its key ("record/{}/")
+        self._cache = DocumentCache()
+        self._docs: list[Document] = []
+        self._postings: dict[str, list[int]] = {}
+        self._order: list[str] = []  # the tokens in the script's order
+        #: token -> (length of its list, negated, documents, its JSON): lists only grow
+        #: between calls that keep them, so an equal length is an unchanged list
+        self._entries: dict[str, tuple[int, bool, int, str]] = {}
+        self._doc_files: dict[int, tuple[list[Document], str]] = {}
+
+    @property
+    def documents(self) -> list[Document]:
+        """The documents of the last call, oldest first."""
+        return self._docs
+
+    def files(self, holdings: Mapping[str, Iterable[Item]]) -> dict[str, str]:
+        """Every file of the search: ``{path relative to the search folder: text}``."""
+        docs = self._cache.documents(holdings)
+        self._index(docs)
+        files: dict[str, str] = {}
+        chunks = []
+        for chunk in _chunks(self._entry_texts(len(docs))):
+            name = _chunk_name(chunk[0][0])
+            files[f"t/{name}.json"] = "[" + ",".join(text for _, text in chunk) + "]\n"
+            chunks.append([chunk[0][0], name])
+        files.update(self._document_files(docs))
+        head = {"format": FORMAT, "version": VERSION, "documents": len(docs)}
+        head.update({"per-file": DOCUMENTS_PER_FILE, "link": self.link, "chunks": chunks})
+        files[INDEX_FILE] = _dumps(head) + "\n"
+        return files
+
+    def _index(self, docs: list[Document]) -> None:
+        """The posting lists of *docs*: those of the last call extended when *docs*
+        only adds documents at its end, else made again."""
+        old = self._docs
+        appended = len(docs) >= len(old) and all(a is b for a, b in zip(old, docs))
+        if not appended:
+            old, self._postings, self._entries = [], {}, {}
+        new_tokens = []
+        for number in range(len(old), len(docs)):
+            for token in docs[number].tokens:
+                numbers = self._postings.get(token)
+                if numbers is None:
+                    numbers = self._postings[token] = []
+                    new_tokens.append(token)
+                numbers.append(number)
+        if not appended or len(new_tokens) > 1000:
+            self._order = sorted(self._postings, key=_script_order)
+        else:
+            for token in new_tokens:
+                bisect.insort(self._order, token, key=_script_order)
+        self._docs = list(docs)
+
+    def _entry_texts(self, total: int) -> list[tuple[str, str]]:
+        """(token, its JSON) in order; an unchanged list keeps its text."""
+        made = []
+        entries: dict[str, tuple[int, bool, int, str]] = {}
+        for token in self._order:
+            numbers = self._postings[token]
+            negated = 2 * len(numbers) > total
+            last = self._entries.get(token)
+            if (
+                last is None
+                or last[:2] != (len(numbers), negated)
+                or (negated and last[2] != total)
+            ):
+                last = (len(numbers), negated, total, _entry(token, numbers, negated, total))
+            entries[token] = last
+            made.append((token, entries[token][3]))
+        self._entries = entries
+        return made
+
+    def _document_files(self, docs: list[Document]) -> dict[str, str]:
+        files = {}
+        made = {}
+        for number, start in enumerate(range(0, len(docs), DOCUMENTS_PER_FILE)):
+            part = docs[start : start + DOCUMENTS_PER_FILE]
+            last = self._doc_files.get(number)
+            if (
+                last is None
+                or len(last[0]) != len(part)
+                or any(a is not b for a, b in zip(last[0], part))
+            ):
+                last = (part, _dumps([doc.shown() for doc in part]) + "\n")
+            made[number] = last
+            files[f"d/{number}.json"] = last[1]
+        self._doc_files = made
+        return files
+
+
+def search_files(holdings: Mapping[str, Iterable[Item]], link: str) -> dict[str, str]:
+    """Every file of the search of *holdings* (repository key -> its items in the
+    Archives' order), made afresh; *link* is where a result links, ``{}`` standing for
+    its repository key (``record/{}/``), relative to the page's ``links`` base."""
+    return SearchIndex(link).files(holdings)

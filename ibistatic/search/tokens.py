@@ -22,21 +22,31 @@ WORD = re.compile(r"[^\W_]+")
 YEAR = re.compile(r"(?<![0-9])([0-9]{4})(?![0-9])")
 
 
+class _DropMarks(dict):
+    """A str.translate table that drops combining marks (category M*), filled in as
+    characters are met: one dictionary look-up per character after the first."""
+
+    def __missing__(self, code: int):
+        kept = None if unicodedata.category(chr(code)).startswith("M") else code
+        self[code] = kept
+        return kept
+
+
+_DROP_MARKS = _DropMarks()
+
+
 def normalize(text: str) -> str:
     """Lower case, then NFKD without combining marks (as the script does)."""
     lowered = text.lower()
     if lowered.isascii():
         return lowered  # most text: nothing to decompose
-    decomposed = unicodedata.normalize("NFKD", lowered)
-    return "".join(c for c in decomposed if not unicodedata.category(c).startswith("M"))
+    return unicodedata.normalize("NFKD", lowered).translate(_DROP_MARKS)
 
 
 def words(texts: Iterable[str]) -> set[str]:
     """The distinct words of *texts*."""
-    found: set[str] = set()
-    for text in texts:
-        found.update(word[:MAX_TOKEN] for word in WORD.findall(normalize(text)))
-    return found
+    found = WORD.findall(normalize(" ".join(texts)))
+    return {word if len(word) <= MAX_TOKEN else word[:MAX_TOKEN] for word in found}
 
 
 def ibi_token(text: str) -> str:
