@@ -437,11 +437,26 @@ def test_hostile_title_in_html(built):
     assert "<2014>" not in html
 
 
-def test_search_indexes_the_catalog(built):
+def test_mkdocs_search_keeps_the_overview_and_leaves_out_the_item_pages(built):
     index = json.loads((built / "search" / "search_index.json").read_text(encoding="utf-8"))
     locations = {unquote(doc["location"]) for doc in index["docs"]}  # mkdocs writes @ as %40
-    assert "catalog/items/sid.inpe.br/mtc-m18@80/2009/07.21.13.23/" in locations
-    assert "catalog/" in locations
+    assert "catalog/" in locations and "" in locations  # the overview, the user's page
+    assert not any(location.startswith("catalog/items/") for location in locations)
+    assert not any(location.startswith("catalog/archives/") for location in locations)
+    assert len(json.dumps(index)) < 20_000  # 16 items made it 60 kB
+
+
+def test_the_catalog_has_its_own_search(built, sample_loaded):
+    page = (built / "catalog" / "search" / "index.html").read_text(encoding="utf-8")
+    assert '<script type="application/json" id="ibistatic-search-config">' in page
+    assert '{"index":"./","links":"../"}' in page
+    assert '<script src="./search.js"></script>' in page
+    index = json.loads((built / "catalog" / "search" / "index.json").read_text(encoding="utf-8"))
+    assert index["link"] == "items/{}/"
+    assert index["documents"] == len(_sample_keys(sample_loaded))
+    assert (built / "catalog" / "search" / "search.js").is_file()
+    overview = (built / "catalog" / "index.html").read_text(encoding="utf-8")
+    assert '<a href="search/">Search the catalog</a>' in overview
 
 
 def test_nav_gets_the_catalog_when_the_users_nav_lacks_it(tmp_path):
@@ -642,11 +657,11 @@ def test_build_catalog_writes_a_complete_site(tmp_path, sample_loaded):
     count = build_catalog(load_config(SAMPLE_CONFIG), out)
     assert count == len(catalog_pages(sample_loaded))
     assert (out / "index.html").is_file() and (out / "404.html").is_file()
-    index = json.loads((out / "search" / "search_index.json").read_text(encoding="utf-8"))
-    assert any(
-        unquote(doc["location"]) == "items/sid.inpe.br/mtc-m18@80/2009/07.21.13.23/"
-        for doc in index["docs"]
-    )
+    assert not (out / "search" / "search_index.json").exists()  # no mkdocs search
+    index = json.loads((out / "search" / "index.json").read_text(encoding="utf-8"))
+    assert index["documents"] == len(_sample_keys(sample_loaded))
+    sitemap = (out / "sitemap.xml").read_text(encoding="utf-8")
+    assert "<loc>https://ibi.example.org/catalog/items/sid.inpe.br/mtc-m18%4080/2009/" in sitemap
     for key in _sample_keys(sample_loaded):
         assert (out / "items" / key / "index.html").is_file(), key
     assert not (out / "stale.html").exists()

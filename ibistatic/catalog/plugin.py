@@ -9,10 +9,13 @@ plugins:
 ```
 
 Every build (and every rebuild of ``mkdocs serve``) crawls the archives afresh and adds
-the pages of :func:`ibistatic.catalog.pages.catalog_pages` as generated files.  Only
-the overview takes part in the navigation; the item, archive and year pages are
-reached from it (and found by mkdocs' search).  Problems found in the archives are
-logged as warnings, so ``mkdocs build --strict`` fails on them.
+the pages of :func:`ibistatic.catalog.pages.catalog_pages` as generated files, and the
+catalog's search page (:mod:`ibistatic.catalog.search`).  Only the overview and the
+search page take part in the navigation; the item, archive and year pages are reached
+from them.  Those pages are left out of mkdocs' own search index: at 100,000 items it
+would weigh hundreds of megabytes, downloaded whole by every reader who searches.
+Problems found in the archives are logged as warnings, so ``mkdocs build --strict``
+fails on them.
 """
 
 from __future__ import annotations
@@ -25,12 +28,14 @@ from mkdocs.config import base
 from mkdocs.config import config_options as c
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
-from mkdocs.plugins import BasePlugin
+from mkdocs.plugins import BasePlugin, CombinedEvent, event_priority
 from mkdocs.structure.files import File, Files, InclusionLevel
 
 from ..archive.load import LoadedArchives, load_archives
 from ..config import load_config
 from ..errors import IbistaticError
+from ..search.index import SearchIndex
+from . import search
 from .pages import DEFAULT_PATH, catalog_pages, page_prefix
 
 __all__ = ["CatalogPlugin", "CatalogPluginConfig"]
@@ -57,6 +62,9 @@ class CatalogPlugin(BasePlugin[CatalogPluginConfig]):
         self.config_file: Path | None = None
         self.loaded: LoadedArchives | None = None
         self.page_count = 0  # pages added by the last build
+        self.unsearched: set[str] = set()  # the pages kept out of mkdocs' search index
+        self.search: SearchIndex | None = None  # kept between the builds of mkdocs serve
+        self._content: str | None = None
 
     def on_config(self, config: MkDocsConfig) -> MkDocsConfig:
         self.roots, self.site_url, self.config_file = _sources(self.config)
@@ -73,17 +81,47 @@ class CatalogPlugin(BasePlugin[CatalogPluginConfig]):
             raise PluginError(f"ibistatic: {error}") from None
         for problem in sorted(self.loaded.problems):
             log.warning("ibistatic: %s", problem)
-        index = page_prefix(self.config.path) + "index.md"
+        prefix = page_prefix(self.config.path)
         pages = catalog_pages(self.loaded, self.config.path)
         self.page_count = len(pages)
+        self.unsearched = set(pages) - {prefix + "index.md"}
+        layout = search.Layout(prefix, config.use_directory_urls)
+        nav_free = config.nav is None
+        pages[layout.page] = search.search_page(layout)
+        self.search = self.search if self.search and self.search.link == layout.link else None
+        self.search = self.search or SearchIndex(layout.link)
+        self.layout = layout
         for src_uri, content in pages.items():
             if files.get_file_from_path(src_uri) is not None:
                 raise PluginError(
                     f"ibistatic: {src_uri} exists in the docs; set another 'path' for the catalog"
                 )
-            inclusion = InclusionLevel.UNDEFINED if src_uri == index else InclusionLevel.NOT_IN_NAV
+            # the search page joins a nav mkdocs makes; a nav of the user's is theirs
+            in_nav = src_uri == prefix + "index.md" or (src_uri == layout.page and nav_free)
+            inclusion = InclusionLevel.UNDEFINED if in_nav else InclusionLevel.NOT_IN_NAV
             files.append(File.generated(config, src_uri, content=content, inclusion=inclusion))
         return files
+
+    # mkdocs' search plugin indexes a page in on_page_context (priority 0): a page kept
+    # out of it is shown to it empty, and the title-only entry it then adds is removed.
+    @event_priority(100)
+    def _hide_from_search(self, context, /, *, page, config, nav):
+        if page.file.src_uri in self.unsearched:
+            self._content, page.content = page.content, ""
+        return context
+
+    @event_priority(-100)
+    def _show_after_search(self, context, /, *, page, config, nav):
+        if page.file.src_uri in self.unsearched and self._content is not None:
+            page.content, self._content = self._content, None
+            search.drop_entries(config.plugins.get("search"), page.url)
+        return context
+
+    on_page_context = CombinedEvent(_hide_from_search, _show_after_search)
+
+    def on_post_build(self, *, config: MkDocsConfig) -> None:
+        if self.loaded is not None and self.search is not None:
+            search.write_search(self.loaded, self.search, self.layout, Path(config.site_dir))
 
     def on_serve(self, server, /, *, config: MkDocsConfig, builder):
         # A deposit changes an archive tree: rebuilding re-crawls it in on_files.
