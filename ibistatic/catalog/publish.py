@@ -17,6 +17,7 @@ from mkdocs.commands.build import build
 from mkdocs.config import load_config as load_mkdocs_config
 from mkdocs.exceptions import MkDocsException
 
+from ..archive.load import LoadedArchives
 from ..config import SiteConfig
 from ..errors import ConfigError
 from ..store.swap import publish_tree, staging_path
@@ -51,24 +52,26 @@ def catalog_mkdocs_config(config: SiteConfig, site_dir: Path) -> dict:
     }
 
 
-def build_catalog(config: SiteConfig, out_dir: Path) -> int:
+def build_catalog(config: SiteConfig, out_dir: Path, loaded: LoadedArchives | None = None) -> int:
     """Write the complete catalog site of *config* into *out_dir* (replacing it).
 
-    Returns the number of catalog pages.  Raises ConfigError when mkdocs fails.
+    *loaded*: the Archives as the caller crawled them (a build has them already), else
+    the plugin crawls them.  Returns the number of catalog pages.  Raises ConfigError
+    when mkdocs fails.
     """
     out_dir = Path(out_dir).resolve()
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     staging = staging_path(out_dir, "catalog")
     shutil.rmtree(staging, ignore_errors=True)
     try:
-        pages = _build(config, staging)
+        pages = _build(config, staging, loaded)
         publish_tree(staging, out_dir)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return pages
 
 
-def _build(config: SiteConfig, site_dir: Path) -> int:
+def _build(config: SiteConfig, site_dir: Path, loaded: LoadedArchives | None) -> int:
     with tempfile.TemporaryDirectory(prefix="ibistatic-catalog-") as temp:
         project = Path(temp)
         (project / "docs").mkdir()
@@ -79,6 +82,7 @@ def _build(config: SiteConfig, site_dir: Path) -> int:
         )
         try:
             mkdocs_config = load_mkdocs_config(str(config_file))
+            mkdocs_config.plugins["ibistatic"].preloaded = loaded
             mkdocs_config.plugins.on_startup(command="build", dirty=False)
             try:
                 build(mkdocs_config)
