@@ -26,6 +26,7 @@ fi
 # npm packages the tests run (host engines, page checkers) go into .node/ (git-ignored),
 # pinned; installed only when missing. Add one line per package.
 NPM_PACKAGES=(
+  axe-core@4.11.0
 )
 if [ ${#NPM_PACKAGES[@]} -gt 0 ] && command -v npm >/dev/null 2>&1; then
   missing=()

@@ -350,7 +350,7 @@ def _identifiers(entry: Entry) -> list[str]:
     ]
     if item.language:
         rows.append(("language", escape(item.language)))
-    return ["## Identifiers", ""] + _table(("", ""), rows)
+    return ["## Identifiers", ""] + _table(("identifier", "value"), rows)
 
 
 def _dublin_core(item: Item) -> list[str]:

@@ -24,6 +24,9 @@ from ..store.swap import publish_tree, staging_path
 
 __all__ = ["build_catalog", "catalog_mkdocs_config"]
 
+#: the style sheet added to the mkdocs theme's (colour contrast)
+STYLE = Path(__file__).resolve().parent / "assets" / "ibistatic-catalog.css"
+
 
 def catalog_mkdocs_config(config: SiteConfig, site_dir: Path) -> dict:
     """The mkdocs configuration of the catalog of *config*, built into *site_dir*.
@@ -40,6 +43,7 @@ def catalog_mkdocs_config(config: SiteConfig, site_dir: Path) -> dict:
         "site_dir": str(site_dir),
         "use_directory_urls": True,
         "theme": {"name": "mkdocs", "highlightjs": False},
+        "extra_css": [STYLE.name],
         "plugins": [
             {
                 "ibistatic": {
@@ -75,6 +79,7 @@ def _build(config: SiteConfig, site_dir: Path, loaded: LoadedArchives | None) ->
     with tempfile.TemporaryDirectory(prefix="ibistatic-catalog-") as temp:
         project = Path(temp)
         (project / "docs").mkdir()
+        shutil.copyfile(STYLE, project / "docs" / STYLE.name)
         config_file = project / "mkdocs.yml"
         config_file.write_text(
             yaml.safe_dump(catalog_mkdocs_config(config, site_dir), allow_unicode=True),
