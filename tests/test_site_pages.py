@@ -255,8 +255,9 @@ def test_a_page_for_every_target_and_nothing_else(tmp_path):
         str(p.relative_to(out))
         for p in out.rglob("*")
         if p.is_file()
-        and p.parts[len(out.parts)] not in ("assets", "index", "_ibistatic", "_redirects")
+        and p.parts[len(out.parts)] not in ("assets", "index", "_ibistatic", "_redirects", "search")
     }
+    assert (out / "search" / "index.html").is_file()  # the search (test_search.py)
     target_pages = {t.path + "/index.html" for t in targets}
     assert target_pages <= written
     others = written - target_pages
