@@ -389,7 +389,7 @@ def test_404_page_runs_the_resolver_from_the_site_root(site):
     assert found.first("script", id="ibistatic-config")["data-run"] == "404"
     assert found.first("script", src="/assets/facts.js") is not None
     assert found.first("script", src="/assets/resolve.js") is not None
-    assert found.first("form", id="ibistatic-search")["action"] == "/catalog/search.html"
+    assert found.first("form", id="ibistatic-search")["action"] == "/search/"
     assert found.first("input", name="q") is not None
     assert found.first("a", href="/") is not None
     assert found.first("meta", name="robots")["content"] == "noindex"
@@ -427,9 +427,10 @@ def test_landing_page_counts_and_links(site):
         ["mtc-m16c", "mtc-m16c.sid.inpe.br", "7", "0", "1"],
         ["mtc-m16d", "mtc-m16d.sid.inpe.br", "6", "2", "0"],
     ]
-    for href in ("/catalog/", "/sitemap.xml"):
+    for href in ("/search/list/1/", "/sitemap.xml"):
         assert found.first("a", href=href) is not None
-    assert found.first("form", id="ibistatic-search")["action"] == "/catalog/search.html"
+    assert found.first("a", href="/catalog/") is None  # catalog: false publishes none
+    assert found.first("form", id="ibistatic-search")["action"] == "/search/"
 
 
 def _locs(path: Path) -> list[str]:
@@ -660,7 +661,11 @@ def test_hostile_values_are_escaped_in_every_page(hostile_site):
                 json.loads(body)
                 assert "<" not in body
             elif "src" in attrs:
-                assert attrs["src"] in ("/assets/facts.js", "/assets/resolve.js")
+                assert attrs["src"] in (
+                    "/assets/facts.js",
+                    "/assets/resolve.js",
+                    "/assets/search.js",
+                )
             else:
                 inline_scripts.add(body)
         for tag, attrs in found.tags:
