@@ -28,6 +28,7 @@ fi
 NPM_PACKAGES=(
   @netlify/redirects@3.1.15  # Netlify's redirect engine (tests/test_host_netlify.py)
   wrangler@4.86.0            # Cloudflare Pages' workerd (test_host_cloudflare.py); the last for node 20
+  axe-core@4.11.0            # the accessibility rules (tests/test_catalog_axe.py)
 )
 if [ ${#NPM_PACKAGES[@]} -gt 0 ] && command -v npm >/dev/null 2>&1; then
   missing=()

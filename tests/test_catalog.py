@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 
 from archive_factory import write_archive, write_item
 from ibistatic.archive.load import load_archives
+from ibistatic.catalog.html import to_html
 from ibistatic.catalog.pages import MODIFIERS, catalog_pages, escape, item_page, page_prefix
 from ibistatic.catalog.publish import build_catalog
 from ibistatic.config import load_config
@@ -437,11 +438,26 @@ def test_hostile_title_in_html(built):
     assert "<2014>" not in html
 
 
-def test_search_indexes_the_catalog(built):
+def test_mkdocs_search_keeps_the_overview_and_leaves_out_the_item_pages(built):
     index = json.loads((built / "search" / "search_index.json").read_text(encoding="utf-8"))
     locations = {unquote(doc["location"]) for doc in index["docs"]}  # mkdocs writes @ as %40
-    assert "catalog/items/sid.inpe.br/mtc-m18@80/2009/07.21.13.23/" in locations
-    assert "catalog/" in locations
+    assert "catalog/" in locations and "" in locations  # the overview, the user's page
+    assert not any(location.startswith("catalog/items/") for location in locations)
+    assert not any(location.startswith("catalog/archives/") for location in locations)
+    assert len(json.dumps(index)) < 20_000  # 16 items made it 60 kB
+
+
+def test_the_catalog_has_its_own_search(built, sample_loaded):
+    page = (built / "catalog" / "search" / "index.html").read_text(encoding="utf-8")
+    assert '<script type="application/json" id="ibistatic-search-config">' in page
+    assert '{"index":"./","links":"../"}' in page
+    assert '<script src="./search.js"></script>' in page
+    index = json.loads((built / "catalog" / "search" / "index.json").read_text(encoding="utf-8"))
+    assert index["link"] == "items/{}/"
+    assert index["documents"] == len(_sample_keys(sample_loaded))
+    assert (built / "catalog" / "search" / "search.js").is_file()
+    overview = (built / "catalog" / "index.html").read_text(encoding="utf-8")
+    assert '<a href="search/">Search the catalog</a>' in overview
 
 
 def test_nav_gets_the_catalog_when_the_users_nav_lacks_it(tmp_path):
@@ -642,12 +658,70 @@ def test_build_catalog_writes_a_complete_site(tmp_path, sample_loaded):
     count = build_catalog(load_config(SAMPLE_CONFIG), out)
     assert count == len(catalog_pages(sample_loaded))
     assert (out / "index.html").is_file() and (out / "404.html").is_file()
-    index = json.loads((out / "search" / "search_index.json").read_text(encoding="utf-8"))
-    assert any(
-        unquote(doc["location"]) == "items/sid.inpe.br/mtc-m18@80/2009/07.21.13.23/"
-        for doc in index["docs"]
-    )
+    assert not (out / "search" / "search_index.json").exists()  # no mkdocs search
+    index = json.loads((out / "search" / "index.json").read_text(encoding="utf-8"))
+    assert index["documents"] == len(_sample_keys(sample_loaded))
+    sitemap = (out / "sitemap.xml").read_text(encoding="utf-8")
+    assert "<loc>https://ibi.example.org/catalog/items/sid.inpe.br/mtc-m18%4080/2009/" in sitemap
     for key in _sample_keys(sample_loaded):
         assert (out / "items" / key / "index.html").is_file(), key
     assert not (out / "stale.html").exists()
     assert [p.name for p in out.parent.iterdir()] == ["catalog"]  # no staging left behind
+
+
+# -- the catalog's own Markdown reader (ibistatic.catalog.html) -------------------------------
+
+
+class _Events(HTMLParser):
+    """A page as (start, tag, href/id) / (text, ...) / (end, tag) events, white space
+    collapsed: what a reader and a link checker see of it."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.events: list[tuple] = []
+        self._in_item = 0
+
+    def handle_starttag(self, tag, attrs):
+        self._in_item += tag == "li"
+        if tag == "p" and self._in_item:
+            return  # a loose list item (<li><p>): the same text
+        values = dict(attrs)
+        self.events.append(("start", tag, values.get("href"), values.get("id")))
+
+    def handle_endtag(self, tag):
+        self._in_item -= tag == "li"
+        if not (tag == "p" and self._in_item):
+            self.events.append(("end", tag))
+
+    def handle_data(self, data):
+        text = " ".join(data.split())
+        if text:
+            self.events.append(("text", text))
+
+
+def _events(html: str) -> list[tuple]:
+    parser = _Events()
+    parser.feed(html)
+    return parser.events
+
+
+def _python_markdown(text: str) -> str:
+    return markdown.markdown(text, extensions=["tables", "toc"])
+
+
+def test_the_catalog_reads_its_markdown_as_python_markdown_does(pages):
+    for path, text in pages.items():
+        ours, headings = to_html(text, lambda destination: destination)
+        assert _events(ours) == _events(_python_markdown(text)), path
+        assert headings[0][0] == 1 and all(level in (1, 2) for level, _, _ in headings)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(min_size=1, max_size=40))
+def test_any_escaped_value_reads_the_same(value):
+    text = (
+        f"# {escape(value)}\n\n| a | b |\n|---|---|\n| {escape(value)} | [{escape(value)}](<x.md>) |\n\n"
+        f"- {escape(value)}: **{escape(value)}** (this)\n\n{escape(value)}\n"
+    )
+    ours, _ = to_html(text, lambda destination: destination)
+    assert _events(ours) == _events(_python_markdown(text))

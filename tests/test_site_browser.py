@@ -255,7 +255,7 @@ def test_the_not_found_page_explains_and_offers_a_search(servers):
     assert page_attribute(dom, "data-alert") == "not-found"
     assert "no Archive holds this IBI" in dom
     assert "8JMKD3MGP8W/22222" in dom and "last edition" in dom
-    assert 'action="/catalog/search.html"' in dom and 'value="8JMKD3MGP8W/22222"' in dom
+    assert 'action="/search/"' in dom and 'value="8JMKD3MGP8W/22222"' in dom
     assert '<a href="/">' in dom
 
 

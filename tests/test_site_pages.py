@@ -278,8 +278,9 @@ def test_a_page_for_every_target_and_nothing_else(tmp_path):
         for p in out.rglob("*")
         if p.is_file()
         and p.parts[len(out.parts)]
-        not in ("assets", "index", "_ibistatic", "_redirects", ".nojekyll")
+        not in ("assets", "index", "_ibistatic", "_redirects", ".nojekyll", "search")
     }
+    assert (out / "search" / "index.html").is_file()  # the search (test_search.py)
     target_pages = {t.path + "/index.html" for t in targets}
     assert target_pages <= written
     others = written - target_pages
@@ -411,7 +412,7 @@ def test_404_page_runs_the_resolver_from_the_site_root(site):
     assert found.first("script", id="ibistatic-config")["data-run"] == "404"
     assert found.first("script", src="/assets/facts.js") is not None
     assert found.first("script", src="/assets/resolve.js") is not None
-    assert found.first("form", id="ibistatic-search")["action"] == "/catalog/search.html"
+    assert found.first("form", id="ibistatic-search")["action"] == "/search/"
     assert found.first("input", name="q") is not None
     assert found.first("a", href="/") is not None
     assert found.first("meta", name="robots")["content"] == "noindex"
@@ -449,9 +450,10 @@ def test_landing_page_counts_and_links(site):
         ["mtc-m16c", "mtc-m16c.sid.inpe.br", "7", "0", "1"],
         ["mtc-m16d", "mtc-m16d.sid.inpe.br", "6", "2", "0"],
     ]
-    for href in ("/catalog/", "/sitemap.xml"):
+    for href in ("/search/list/1/", "/sitemap.xml"):
         assert found.first("a", href=href) is not None
-    assert found.first("form", id="ibistatic-search")["action"] == "/catalog/search.html"
+    assert found.first("a", href="/catalog/") is None  # catalog: false publishes none
+    assert found.first("form", id="ibistatic-search")["action"] == "/search/"
 
 
 def _locs(path: Path) -> list[str]:
@@ -685,6 +687,7 @@ def test_hostile_values_are_escaped_in_every_page(hostile_site):
                     "/assets/facts.js",
                     "/assets/resolve.js",
                     f"/assets/{target_script()[0]}",
+                    "/assets/search.js",
                 )
             else:
                 inline_scripts.add(body)

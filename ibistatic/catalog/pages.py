@@ -227,6 +227,9 @@ def overview_page(catalog: Catalog) -> str:
         "",
         f"{len(catalog.entries)} IBIs held by {len(holdings.archives)} Archives.",
         "",
+        f"[Search the catalog]({catalog.relative(source, catalog.prefix + 'search.md')}): "
+        "titles, creators, subjects, years and IBIs.",
+        "",
     ]
     lines += ["## Archives", ""] + _table(
         ("Archive", "address") + STATES + ("total",),
@@ -347,7 +350,7 @@ def _identifiers(entry: Entry) -> list[str]:
     ]
     if item.language:
         rows.append(("language", escape(item.language)))
-    return ["## Identifiers", ""] + _table(("", ""), rows)
+    return ["## Identifiers", ""] + _table(("identifier", "value"), rows)
 
 
 def _dublin_core(item: Item) -> list[str]:

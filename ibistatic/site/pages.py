@@ -195,6 +195,7 @@ class Site:
     def __init__(self, config) -> None:
         self.env = _environment(SITE_SRC)
         self.site_url: str = config.site_url
+        self.catalog: bool = config.catalog  # whether catalog/ is published (landing page)
         self.base = base_path(config.site_url)
         self.templates = {
             name: self.env.get_template(name)
@@ -345,6 +346,7 @@ def landing(site: Site, loaded, published: Sequence) -> str:
     example = next((t.ibi for t in published if t.url is not None), None)
     return site.render(
         "landing.html",
+        catalog=site.catalog,
         archives=archives,
         states=("Original", "Copy", "Deleted"),
         items=sum(sum(c.values()) for c in counts.values()),

@@ -27,6 +27,7 @@ from . import (
     index_files,
     item_pages,
     redirect_pages,
+    search,
     site_pages,
     sitemap,
 )
@@ -88,6 +89,7 @@ SITE_OUTPUTS: tuple[Output, ...] = (
     index_files.OUTPUT,
     site_pages.OUTPUT,
     sitemap.OUTPUT,
+    search.OUTPUT,
     host_files.OUTPUT,
     assets.OUTPUT,
     catalog.OUTPUT,

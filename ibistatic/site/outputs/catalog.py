@@ -23,7 +23,7 @@ class Catalog:
 def _build(context, folder: Path) -> None:
     from ...catalog.publish import build_catalog  # mkdocs is loaded only for a catalog
 
-    context.log(f"catalog: {build_catalog(context.config, folder)} pages")
+    context.log(f"catalog: {build_catalog(context.config, folder, context.loaded)} pages")
 
 
 OUTPUT = Catalog()

@@ -1,0 +1,94 @@
+"""``search/``: the static search over every item (ibistatic.search), its page, and the
+list of every item (oldest first) in pages of :data:`LIST_SIZE`, readable without
+JavaScript.  Results and list rows link to the items' record pages
+(``record/<repository key>/``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ...search.documents import Document
+from ...search.index import SearchIndex
+from ...store.files import File
+from ..pages import script_json
+
+FOLDER = "search/"
+#: where a result links, relative to the site ("{}": the repository key)
+RECORD_LINK = "record/{}/"
+#: items per page of the list
+LIST_SIZE = 1000
+
+
+#: per output published by this process, its search index and list pages (number ->
+#: (documents, pages, text)): a rebuild (watch) redoes only what changed
+_MADE: dict[str, tuple[SearchIndex, dict]] = {}
+
+
+class Search:
+    name = "search"
+    pages = False
+    remembered = False
+
+    def files(self, plan, context) -> Iterator[File]:
+        holdings = {key: [item for item, _ in rows] for key, rows in context.state.items.items()}
+        made = _MADE.get(str(context.config.output))
+        if made is None:
+            made = _MADE[str(context.config.output)] = (SearchIndex(RECORD_LINK), {})
+        index, list_pages = made
+        for relative, text in index.files(holdings).items():
+            yield File(FOLDER + relative, text)
+        yield File(FOLDER + "index.html", search_page(context.site, len(index.documents)))
+        yield from _list_pages(context.site, index.documents, list_pages)
+
+
+def search_page(site, count: int) -> str:
+    config = script_json({"index": f"{site.base}{FOLDER}", "links": site.base})
+    return _render(
+        site,
+        "search.html",
+        config=config,
+        documents=count,
+        list_link=_list_link(site, 1),
+        action=f"{site.base}{FOLDER}",
+    )
+
+
+def _list_link(site, number: int) -> str:
+    return f"{site.base}{FOLDER}list/{number}/"
+
+
+def _list_pages(site, docs: list[Document], made: dict) -> Iterator[File]:
+    """The list, oldest first: a deposit (the newest item) changes its last page only,
+    and a page whose items are the same objects as last time is not rendered again."""
+    count = max(1, -(-len(docs) // LIST_SIZE))
+    for number in range(1, count + 1):
+        start = (number - 1) * LIST_SIZE
+        shown = docs[start : start + LIST_SIZE]
+        last = made.get(number)
+        if last is None or last[1] != count or not _same(last[0], shown):
+            text = _render(
+                site,
+                "search_list.html",
+                docs=shown,
+                number=number,
+                count=count,
+                first=start + 1 if shown else 0,
+                last=start + len(shown),
+                documents=len(docs),
+                link=lambda doc: RECORD_LINK.format(doc.path_key),
+            )
+            last = made[number] = (shown, count, text)
+        yield File(f"{FOLDER}list/{number}/index.html", last[2])
+    for number in [n for n in made if n > count]:
+        del made[number]
+
+
+def _same(these: list, those: list) -> bool:
+    return len(these) == len(those) and all(a is b for a, b in zip(these, those))
+
+
+def _render(site, name: str, **context) -> str:
+    return site.env.get_template(name).render(base=site.base, site_url=site.site_url, **context)
+
+
+OUTPUT = Search()
