@@ -260,11 +260,9 @@ def test_a_page_for_every_target_and_nothing_else(tmp_path):
     target_pages = {t.path + "/index.html" for t in targets}
     assert target_pages <= written
     others = written - target_pages
-    assert {"404.html", "index.html", "sitemap.xml"} <= others
-    assert all(
-        p.startswith(("files/", "metadata/"))
-        for p in others - {"404.html", "index.html", "sitemap.xml"}
-    )
+    site_wide = {"404.html", "index.html", "sitemap.xml", "sitemap-pages.xml", "robots.txt"}
+    assert site_wide <= others
+    assert all(p.startswith(("files/", "metadata/", "record/")) for p in others - site_wide)
     assert pages == len(written)
     assert len(targets) == 19 * 4  # 19 IBIs (both forms) x the four default modifiers
 
@@ -449,10 +447,10 @@ def test_sitemap_lists_every_redirecting_persistent_url(site, resolver):
 
 
 def test_a_large_sitemap_becomes_an_index(tmp_path, monkeypatch):
-    from ibistatic.site import pages
+    from ibistatic.site import sitewide
     from ibistatic.site.build import build_site
 
-    monkeypatch.setattr(pages, "SITEMAP_LIMIT", 30)
+    monkeypatch.setattr(sitewide, "SITEMAP_LIMIT", 30)
     config = load_config(
         write_config(tmp_path, [SAMPLE / "mtc-m16c", SAMPLE / "mtc-m16d"], output="out")
     )
@@ -507,6 +505,7 @@ def test_oai_dc_record_golden(site):
   <dc:date>2014-01-02</dc:date>
   <dc:type>Image</dc:type>
   <dc:format>image/svg+xml</dc:format>
+  <dc:identifier>{SITE_URL}sid.inpe.br/mtc-m19/2014/01.02.17.23.57</dc:identifier>
   <dc:language>pt</dc:language>
 </oai_dc:dc>
 """
@@ -655,7 +654,7 @@ def test_hostile_values_are_escaped_in_every_page(hostile_site):
             continue
         found = Page(text)
         for attrs, body in found.scripts:
-            if attrs.get("type") == "application/json":
+            if attrs.get("type") in ("application/json", "application/ld+json"):
                 json.loads(body)
                 assert "<" not in body
             elif "src" in attrs:
@@ -691,6 +690,8 @@ def test_hostile_values_read_back_exactly(hostile_site):
         ("title", HOSTILE_TITLE),
         ("creator", "</script>"),
         ("description", "<b>bold</b> & co"),
+        ("identifier", SITE_URL + "8JMKD3MGP8W/35ABCDE"),
+        ("identifier", SITE_URL + "example.org/rep/2020/01.02.03.04"),
     ]
 
 
@@ -809,7 +810,7 @@ HOSTILE_VALUES = [
 
 @given(
     values=st.lists(
-        st.sampled_from(HOSTILE_VALUES) | st.text(max_size=12), min_size=13, max_size=13
+        st.sampled_from(HOSTILE_VALUES) | st.text(max_size=12), min_size=14, max_size=14
     ),
     modifier=st.sampled_from(["", "!", ":(oai_dc)", "+pt-BR"]),
     archive=st.sampled_from([None, "", "mtc-m16c", "<b>"]),

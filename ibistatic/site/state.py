@@ -72,8 +72,9 @@ _LARGE_FIELDS = ("items", "published", "records", "answers", "digests", "item_fi
 def fingerprint(config: SiteConfig, loaded: LoadedArchives) -> tuple:
     """What must be the same for an update to give what a full build gives."""
     templates = sorted(
-        (str(p.relative_to(pages.SITE_SRC)), p.stat().st_mtime_ns)
-        for p in pages.SITE_SRC.rglob("*")
+        (str(folder), str(p.relative_to(folder)), p.stat().st_mtime_ns)
+        for folder in pages.template_folders(config)  # the site's own templates too
+        for p in folder.rglob("*")
         if p.is_file()
     )
     return (
@@ -83,6 +84,7 @@ def fingerprint(config: SiteConfig, loaded: LoadedArchives) -> tuple:
         config.modifiers,
         tuple(loaded.infos),
         tuple(templates),
+        (config.language, config.identity),  # on every page
     )
 
 

@@ -18,7 +18,9 @@ class RedirectPages:
         for key, targets in context.targets.items():
             for target in targets:
                 yield File(
-                    target.path + "/index.html", pages.target_page(context.site, target), owner=key
+                    target.path + "/index.html",
+                    pages.target_page(context.site, target, context.loaded),
+                    owner=key,
                 )
 
 
