@@ -29,18 +29,24 @@ IDENTITY = {
     "persistence-policy-url": "https://ibi.example.org/policy.html",
 }
 
-#: page type -> its path in the showcase site (one of each)
+#: page type -> its path in the showcase site (one of each, in each language: a page
+#: about an item speaks the item's language, the others the site's)
 PAGE_TYPES = {
     "landing": "index.html",
     "404": "404.html",
     "record": f"record/{PT_ITEM}/index.html",
     "record-en": f"record/{EN_ITEM}/index.html",
     "tombstone": f"record/{GONE}/index.html",
+    "tombstone-en": "record/sid.inpe.br/mtc-m19/2011/05.10.18.31/index.html",
     "metadata": f"metadata/{PT_ITEM}/index.html",
+    "metadata-en": f"metadata/{EN_ITEM}/index.html",
     "file-list": f"files/{PT_ITEM}/index.html",
+    "file-list-en": f"files/{EN_ITEM}/index.html",
     "alert-deleted": f"{GONE}/index.html",
+    "alert-deleted-en": "sid.inpe.br/mtc-m19/2011/05.10.18.31/index.html",
     "record-conflict": f"record/{CONFLICT}/index.html",
-    "alert-unavailable": "sid.inpe.br/mtc-m19/2013/09.04.12.27.59:/index.html",
+    "alert-unavailable": "sid.inpe.br/mtc-m19/2013/09.04.12.27.58:/index.html",
+    "alert-unavailable-en": "sid.inpe.br/mtc-m19/2013/09.04.12.27.59:/index.html",
 }
 
 

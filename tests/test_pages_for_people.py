@@ -156,7 +156,7 @@ def test_every_page_about_an_item_links_its_record(showcase):
         assert page.all("a", href=record), kind
     alert = parsed(showcase, PAGE_TYPES["alert-deleted"])
     assert alert.all("a", href=SITE_URL + f"record/{GONE}/")
-    unavailable = parsed(showcase, PAGE_TYPES["alert-unavailable"])
+    unavailable = parsed(showcase, PAGE_TYPES["alert-unavailable-en"])
     assert unavailable.all("a", href=SITE_URL + "record/sid.inpe.br/mtc-m19/2013/09.04.12.27.59/")
 
 
@@ -167,7 +167,7 @@ def test_alert_pages_speak_plainly_in_the_items_language(showcase):
     assert f"{title}: Relatório retirado" in page.words and explanation in page.words
     # the resolver's own message stays as the resolver says it, marked as English
     assert page.all("p", id="ibistatic-message")
-    english = parsed(showcase, PAGE_TYPES["alert-unavailable"])
+    english = parsed(showcase, PAGE_TYPES["alert-unavailable-en"])
     assert english.all("html", lang="en")
     assert i18n.ALERTS["unavailable"]["en"][1] in english.words
 

@@ -386,8 +386,8 @@ def test_404_page_runs_the_resolver_from_the_site_root(site):
     assert found.first("script", id="ibistatic-config")["data-run"] == "404"
     assert found.first("script", src="/assets/facts.js") is not None
     assert found.first("script", src="/assets/resolve.js") is not None
-    assert found.first("form", id="ibistatic-search")["action"] == "/catalog/search.html"
-    assert found.first("input", name="q") is not None
+    # catalog: false publishes no catalog to search: no form that leads nowhere
+    assert found.first("form", id="ibistatic-search") is None
     assert found.first("a", href="/") is not None
     assert found.first("meta", name="robots")["content"] == "noindex"
     assert (site / "assets" / "resolve.js").read_bytes() == (
@@ -424,9 +424,11 @@ def test_landing_page_counts_and_links(site):
         ["mtc-m16c", "mtc-m16c.sid.inpe.br", "7", "0", "1"],
         ["mtc-m16d", "mtc-m16d.sid.inpe.br", "6", "2", "0"],
     ]
-    for href in ("/catalog/", "/sitemap.xml"):
+    for href in ("/sitemap-pages.xml", "/sitemap.xml"):
         assert found.first("a", href=href) is not None
-    assert found.first("form", id="ibistatic-search")["action"] == "/catalog/search.html"
+    # catalog: false publishes no catalog: neither a link to it nor a form searching it
+    assert found.first("a", href="/catalog/") is None
+    assert found.first("form", id="ibistatic-search") is None
 
 
 def _locs(path: Path) -> list[str]:

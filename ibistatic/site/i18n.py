@@ -85,6 +85,18 @@ TEXTS = {
         "Deleted": "Deleted",
         "Data": "Data",
         "Metadata": "Metadata",
+        "landing_title": "Persistent links at",
+        "landing_intro": "This site resolves the IBIs (Internet Based Identifiers) of {items} "
+        "items held in {archives} Archives: {keys} IBIs, {urls} persistent URLs with a page of "
+        "their own, and every other form (other modifiers, file paths, ?ibiurl. queries) in "
+        "your browser.",
+        "address": "Address",
+        "catalog": "Catalog",
+        "every_page": "Every page about an item (sitemap)",
+        "every_url": "Every persistent URL (sitemap)",
+        "json_index": "The JSON index",
+        "example": "A persistent URL is this site's address followed by an IBI and, "
+        "optionally, a modifier; this one is the OAI Dublin Core metadata of an item:",
     },
     "pt": {
         "site_home": "Links persistentes deste site",
@@ -147,6 +159,18 @@ TEXTS = {
         "Deleted": "Removido",
         "Data": "Dados",
         "Metadata": "Metadados",
+        "landing_title": "Links persistentes em",
+        "landing_intro": "Este site resolve os IBIs (Internet Based Identifiers) de {items} "
+        "itens mantidos em {archives} Arquivos: {keys} IBIs, {urls} URLs persistentes com "
+        "página própria, e qualquer outra forma (outros modificadores, caminhos de arquivo, "
+        "consultas ?ibiurl.) no seu navegador.",
+        "address": "Endereço",
+        "catalog": "Catálogo",
+        "every_page": "Todas as páginas sobre itens (sitemap)",
+        "every_url": "Todas as URLs persistentes (sitemap)",
+        "json_index": "O índice JSON",
+        "example": "Uma URL persistente é o endereço deste site seguido de um IBI e, "
+        "opcionalmente, de um modificador; esta é a descrição OAI Dublin Core de um item:",
     },
 }
 

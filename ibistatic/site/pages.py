@@ -202,6 +202,7 @@ class Site:
         self.base = base_path(config.site_url)
         self.language: str = config.language
         self.identity = config.identity
+        self.catalog: bool = config.catalog  # the landing page links it only when published
         #: Archive name -> its folder (its files' sizes and checksums for the file lists)
         self.roots = {path.name: path for path in config.archives}
         self.templates = {
@@ -237,6 +238,7 @@ class Site:
             "lang": lang,
             "t": i18n.TEXTS[lang],
             "signposting": (),
+            "catalog": self.catalog,
         }
 
     def render(self, name: str, lang: str | None = None, **context) -> str:

@@ -44,7 +44,8 @@ def landing(site: Site, loaded, published: Sequence) -> str:
         {"name": info.name, "address": info.address, "counts": counts[info.name]}
         for info in loaded.infos
     ]
-    example = next((t.ibi for t in published if t.url is not None), None)
+    # an example with a page of its own (any other form is resolved by 404.html)
+    example = next((t for t in published if t.url and t.modifier == ":(oai_dc)"), None)
     return site.render(
         "landing.html",
         archives=archives,
@@ -52,7 +53,7 @@ def landing(site: Site, loaded, published: Sequence) -> str:
         items=sum(sum(c.values()) for c in counts.values()),
         keys=len(keys),
         urls=len(published),
-        example=persistent_url(site.site_url, example + "!:(oai_dc)") if example else None,
+        example=persistent_url(site.site_url, example.path) if example else None,
     )
 
 
@@ -105,7 +106,9 @@ def special_pages(site: Site, loaded, published: Sequence, writer) -> None:
     """404.html, the landing page and robots.txt, given every PublishedUrl."""
     writer.write(
         "404.html",
-        site.render("404.html", config=script_json({"base": site.base, "site": site.site_url})),
+        site.render(  # in English: the in-browser resolver (resolve.js) writes English
+            "404.html", "en", config=script_json({"base": site.base, "site": site.site_url})
+        ),
     )
     writer.write("index.html", landing(site, loaded, published))
     writer.write("robots.txt", robots(site))
