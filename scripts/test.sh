@@ -13,6 +13,7 @@ command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need+=(nginx-light
 [ -x /usr/sbin/apache2 ] || need+=(apache2)
 command -v wrk >/dev/null 2>&1 || need+=(wrk)
 command -v node >/dev/null 2>&1 || need+=(nodejs)
+command -v java >/dev/null 2>&1 || need+=(default-jre-headless)  # the Nu HTML Checker (vnu)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "installing Debian packages: ${need[*]}"
@@ -26,6 +27,9 @@ fi
 # npm packages the tests run (host engines, page checkers) go into .node/ (git-ignored),
 # pinned; installed only when missing. Add one line per package.
 NPM_PACKAGES=(
+  axe-core@4.14.1
+  puppeteer-core@25.16.0
+  vnu-jar@26.9.27
 )
 if [ ${#NPM_PACKAGES[@]} -gt 0 ] && command -v npm >/dev/null 2>&1; then
   missing=()
