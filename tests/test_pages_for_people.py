@@ -174,7 +174,6 @@ def test_alert_pages_speak_plainly_in_the_items_language(showcase):
 
 def test_alert_links_the_copies_of_a_conflict(tmp_path):
     from ibistatic.archive.load import load_archives
-    from ibistatic.config import SiteConfig
     from ibistatic.core.outcome import Resolution
     from ibistatic.site.pages import Site, target_page
     from ibistatic.targets import PageTarget
@@ -190,7 +189,6 @@ def test_alert_links_the_copies_of_a_conflict(tmp_path):
         assert page.all("a", href=url) and f"Copy in {archive} (Original)" in page.words
     assert page.all("a", href=SITE_URL + f"record/{CONFLICT}/")
     assert "More than one original: A report claimed twice" in page.words
-    assert isinstance(config, SiteConfig)
 
 
 # --- file lists -----------------------------------------------------------------------
@@ -332,6 +330,23 @@ def test_identity_is_read_into_the_configuration(tmp_path):
         persistence_policy=IDENTITY["persistence-policy"],
         persistence_policy_url=IDENTITY["persistence-policy-url"],
     )
+
+
+def test_the_logo_is_shown_with_the_institution_as_its_text(tmp_path):
+    from ibistatic.site.pages import Site
+
+    for logo, src in (
+        ("img/logo.svg", "/img/logo.svg"),
+        ("https://x.org/l.png", "https://x.org/l.png"),
+    ):
+        config = load_config(write_showcase_config(tmp_path / logo[:5], logo=logo))
+        page = Parsed(Site(config).render("landing.html", **_landing()))
+        [image] = page.all("img")
+        assert image["src"] == src and image["alt"] == IDENTITY["institution"]
+
+
+def _landing() -> dict:
+    return {"archives": [], "states": (), "items": 0, "keys": 0, "urls": 0, "example": None}
 
 
 def test_a_changed_identity_rebuilds_every_page(tmp_path):
