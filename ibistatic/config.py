@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -25,6 +26,7 @@ from .schema import Field, Schema
 
 __all__ = [
     "SiteConfig",
+    "SiteIdentity",
     "load_config",
     "load_command_config",
     "find_config",
@@ -36,6 +38,30 @@ __all__ = [
 ]
 
 CONFIG_NAME = "ibistatic.yaml"
+#: the languages of the pages' interface (site.i18n), the first the default
+INTERFACE_LANGUAGES = ("en", "pt")
+
+
+@dataclass(frozen=True)
+class SiteIdentity:
+    """Who publishes the site, shown on every page (docs/configuration.md, "Site identity")."""
+
+    institution: str | None = None
+    institution_url: str | None = None
+    contact: str | None = None  # an e-mail address or an http(s) URL
+    logo: str | None = None  # a URL, absolute or relative to site-url
+    persistence_policy: str | None = None  # a sentence or two
+    persistence_policy_url: str | None = None
+
+    @property
+    def contact_href(self) -> str | None:
+        if self.contact is None:
+            return None
+        return self.contact if _http_url(self.contact) else "mailto:" + self.contact
+
+
+#: the keys of ibistatic.yaml that make its SiteIdentity (their model names)
+IDENTITY_FIELDS = tuple(f.name for f in fields(SiteIdentity))
 
 
 @dataclass(frozen=True)
@@ -50,6 +76,9 @@ class SiteConfig:
     hosts: tuple[str, ...] = ()  # the host profiles chosen (site/hosts/); () the portable output
     jobs: int | None = None  # processes a build is shared among; None: the CPUs it may use
     alert_pages: bool = True  # a page for each persistent URL answered with an alert
+    identity: SiteIdentity = field(default_factory=SiteIdentity)
+    language: str = "en"  # the interface's default language (site.i18n)
+    templates: Path | None = None  # a folder of templates overriding the bundled ones
 
     @property
     def cache_dir(self) -> Path:
@@ -205,6 +234,63 @@ def _jobs(report: _Report, key: str, value, context: dict) -> int | None:
     return value
 
 
+def _text(report: _Report, key: str, value, context: dict) -> str | None:
+    if not isinstance(value, str) or not value.strip():
+        report.error(key, f"found {_found(value)}", "a text")
+        return None
+    return value.strip()
+
+
+def _http_url(value) -> bool:
+    try:
+        parts = urlsplit(value)
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.netloc)
+
+
+def _url(report: _Report, key: str, value, context: dict) -> str | None:
+    if not isinstance(value, str) or not _http_url(value) or any(ord(c) <= 0x20 for c in value):
+        report.error(key, f"found {_found(value)}", "an absolute http(s) URL")
+        return None
+    return value
+
+
+def _contact(report: _Report, key: str, value, context: dict) -> str | None:
+    if isinstance(value, str) and (_http_url(value) or EMAIL.fullmatch(value)):
+        return value
+    report.error(key, f"found {_found(value)}", "an e-mail address or an http(s) URL")
+    return None
+
+
+def _logo(report: _Report, key: str, value, context: dict) -> str | None:
+    relative = isinstance(value, str) and RELATIVE_URL.fullmatch(value) is not None
+    if relative or (isinstance(value, str) and _http_url(value)):
+        return value
+    report.error(
+        key, f"found {_found(value)}", "an http(s) URL or a path relative to site-url (logo.svg)"
+    )
+    return None
+
+
+def _language(report: _Report, key: str, value, context: dict) -> str | None:
+    if value in INTERFACE_LANGUAGES:
+        return value
+    report.error(key, f"found {_found(value)}", "one of " + ", ".join(INTERFACE_LANGUAGES))
+    return None
+
+
+def _templates(report: _Report, key: str, value, context: dict) -> Path | None:
+    if not (isinstance(value, str) and _is_directory_name(value)):
+        report.error(key, f"found {_found(value)}", "a folder of templates")
+        return None
+    folder = (context["base"] / value).resolve()
+    if not folder.is_dir():
+        report.error(key, f"found {_found(value)}, which is not a folder", "a folder of templates")
+        return None
+    return folder
+
+
 def _cache(report: _Report, key: str, value, context: dict) -> Path | None:
     if not (isinstance(value, str) and _is_directory_name(value)):
         report.error(key, f"found {_found(value)}", "a directory")
@@ -247,6 +333,8 @@ def _hosts(report: _Report, key: str, value, context: dict) -> tuple[str, ...] |
     return tuple(dict.fromkeys(value))  # each once, in the order given
 
 
+EMAIL = re.compile(r"[^@\s<>\"]+@[^@\s<>\"]+\.[^@\s<>\"]+")
+RELATIVE_URL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._~/-]*")
 SITE_URL = "an absolute http(s) URL such as https://ibi.example.org/, without query or fragment"
 #: the keys of ibistatic.yaml: its table in docs/configuration.md is made from this
 CONFIG_SCHEMA = Schema(
@@ -327,6 +415,54 @@ CONFIG_SCHEMA = Schema(
             "the CPUs the build may use (its CPU affinity, fewer under a cgroup CPU quota)",
             read=_jobs,
         ),
+        Field(
+            "language",
+            "the language of the pages' interface, `en` or `pt`; a page about an item in "
+            "one of them speaks the item's language ([site](site.md#languages))",
+            "`en`",
+            read=_language,
+            absent="en",
+        ),
+        Field(
+            "institution",
+            "name of the institution that publishes the site, shown on every page",
+            "none",
+            read=_text,
+        ),
+        Field("institution-url", "its home page, linked from its name", "none", read=_url),
+        Field(
+            "contact",
+            "an e-mail address or a URL for readers' questions, on every page",
+            "none",
+            read=_contact,
+        ),
+        Field(
+            "logo",
+            "the institution's logo: a URL, absolute or relative to `site-url` (a file you "
+            "publish beside the site)",
+            "none",
+            read=_logo,
+        ),
+        Field(
+            "persistence-policy",
+            "what the institution promises about its persistent links (a sentence or two), "
+            "on every page",
+            "none",
+            read=_text,
+        ),
+        Field(
+            "persistence-policy-url",
+            "where the full persistence policy is published, linked from every page",
+            "none",
+            read=_url,
+        ),
+        Field(
+            "templates",
+            "a folder of templates that replace the bundled ones of the same name "
+            "([site](site.md#your-own-templates)), as mkdocs' `custom_dir`",
+            "none",
+            read=_templates,
+        ),
     ),
 )
 
@@ -345,7 +481,8 @@ def _validated(path: Path, raw: dict, output: str | Path | None) -> SiteConfig:
     values = CONFIG_SCHEMA.read(report, raw, context)
     if report.lines:
         raise ConfigError.of_lines(report.lines)
-    return SiteConfig(path=path.resolve(), **values)
+    identity = SiteIdentity(**{name: values.pop(name) for name in IDENTITY_FIELDS})
+    return SiteConfig(path=path.resolve(), identity=identity, **values)
 
 
 def _output_path(path: Path) -> Path:

@@ -13,6 +13,7 @@ command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need+=(nginx-light
 [ -x /usr/sbin/apache2 ] || need+=(apache2)
 command -v wrk >/dev/null 2>&1 || need+=(wrk)
 command -v node >/dev/null 2>&1 || need+=(nodejs)
+command -v java >/dev/null 2>&1 || need+=(default-jre-headless)  # the Nu HTML Checker (vnu)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "installing Debian packages: ${need[*]}"
@@ -28,7 +29,9 @@ fi
 NPM_PACKAGES=(
   @netlify/redirects@3.1.15  # Netlify's redirect engine (tests/test_host_netlify.py)
   wrangler@4.86.0            # Cloudflare Pages' workerd (test_host_cloudflare.py); the last for node 20
-  axe-core@4.11.0            # the accessibility rules (tests/test_catalog_axe.py)
+  axe-core@4.14.1            # the accessibility rules (test_catalog_axe.py, test_page_checkers.py)
+  puppeteer-core@25.16.0     # drives Chromium for axe on the site's pages
+  vnu-jar@26.9.27            # the Nu HTML checker (needs a Java runtime)
 )
 if [ ${#NPM_PACKAGES[@]} -gt 0 ] && command -v npm >/dev/null 2>&1; then
   missing=()

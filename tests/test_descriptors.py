@@ -20,7 +20,7 @@ E = f"error: a: {REPO}/item.yaml"
 W = f"warning: a: {REPO}/item.yaml"
 ITEM_KEYS = (
     "one of state, ibip, content-type, timestamp, target, language, translations, "
-    "next-edition, metadata, formats, dublin-core, transferable"
+    "next-edition, metadata, formats, dublin-core, transferable, reason"
 )
 ISO = "expected an ISO 8601 UTC time ending in Z, e.g. 2009-07-21T13:23:45Z"
 LANGUAGE = "expected an ISO 639-1 language, optionally '-' and an ISO 3166-1 country"

@@ -14,18 +14,20 @@ import pytest
 
 from ibistatic.archive.descriptors import ARCHIVE_SCHEMA, ITEM_SCHEMA, read_archive_info, read_item
 from ibistatic.cli import main
-from ibistatic.config import CONFIG_SCHEMA, SiteConfig, load_config
+from ibistatic.config import CONFIG_SCHEMA, SiteConfig, SiteIdentity, load_config
 from ibistatic.core.model import ArchiveInfo, Item
 from ibistatic.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parent.parent
 REPO = "sid.inpe.br/mtc-m18@80/2009/07.21.13.23"
 CONFIG_KEYS = (
-    "one of site-url, archives, output, modifiers, catalog, cache, hosts, alert-pages, jobs"
+    "one of site-url, archives, output, modifiers, catalog, cache, hosts, alert-pages, jobs, "
+    "language, institution, institution-url, contact, logo, persistence-policy, "
+    "persistence-policy-url, templates"
 )
 ITEM_KEYS = (
     "one of state, ibip, content-type, timestamp, target, language, translations, "
-    "next-edition, metadata, formats, dublin-core, transferable"
+    "next-edition, metadata, formats, dublin-core, transferable, reason"
 )
 GOOD = "site-url: https://ibi.example.org/\narchives: [archives/mtc-m16c]\n"
 
@@ -179,7 +181,7 @@ def test_config_output_option_is_checked_like_the_key(tmp_path):
 @pytest.mark.parametrize(
     "schema, model, not_declared",
     [
-        (CONFIG_SCHEMA, SiteConfig, {"path"}),
+        (CONFIG_SCHEMA, SiteConfig, {"path", "identity"}),
         (ARCHIVE_SCHEMA, ArchiveInfo, {"name"}),
         (ITEM_SCHEMA, Item, {"archive", "repository", "files"}),
     ],
@@ -187,7 +189,10 @@ def test_config_output_option_is_checked_like_the_key(tmp_path):
 def test_every_field_of_the_model_is_declared_once(schema, model, not_declared):
     read = [field.name for field in schema.fields if field.read is not None]
     assert len(set(schema.keys)) == len(schema.keys)
-    assert set(read) == {f.name for f in dataclasses.fields(model)} - not_declared
+    fields = {f.name for f in dataclasses.fields(model)} - not_declared
+    if model is SiteConfig:  # the site identity's keys fill a SiteIdentity of their own
+        fields |= {f.name for f in dataclasses.fields(SiteIdentity)}
+    assert set(read) == fields
 
 
 def test_only_the_deposit_keys_are_left_to_another_command():

@@ -249,7 +249,7 @@ def test_a_fragment_is_kept(servers):
     )
 
 
-def test_the_not_found_page_explains_and_offers_a_search(servers):
+def test_the_not_found_page_explains_without_a_dead_search(servers):
     site, landing = servers
     dom = chromium_dom(SITE_URL + "8JMKD3MGP8W/22222!", site.port, landing.port)
     assert page_attribute(dom, "data-alert") == "not-found"

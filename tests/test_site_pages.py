@@ -24,7 +24,8 @@ from ibistatic.archive.load import load_archives
 from ibistatic.config import load_config
 from ibistatic.errors import IbistaticError
 from ibistatic.resolver import Resolver
-from ibistatic.site import pages, script
+from ibistatic.site import pages as site_pages
+from ibistatic.site import script
 from ibistatic.site.assets import facts_script
 from ibistatic.site.pages import (
     DC_ELEMENTS,
@@ -197,7 +198,7 @@ GOLDEN_LAST_EDITION = """<!DOCTYPE html>
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'self'; img-src data:; base-uri 'none'; form-action 'none'">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'self'; img-src * data:; base-uri 'none'; form-action 'none'">
 <link rel="icon" href="data:,">
 <title>Reference Model for an Open Archival Information System (OAIS)</title>
 <noscript><meta http-equiv="refresh" content="0; url=http://mtc-m16c.sid.inpe.br/col/sid.inpe.br/mtc-m18/2012/07.12.18.08/doc/CCSDS%20650.0-M-2.pdf"></noscript>
@@ -284,11 +285,9 @@ def test_a_page_for_every_target_and_nothing_else(tmp_path):
     target_pages = {t.path + "/index.html" for t in targets}
     assert target_pages <= written
     others = written - target_pages
-    assert {"404.html", "index.html", "sitemap.xml"} <= others
-    assert all(
-        p.startswith(("files/", "metadata/"))
-        for p in others - {"404.html", "index.html", "sitemap.xml"}
-    )
+    site_wide = {"404.html", "index.html", "sitemap.xml", "sitemap-pages.xml", "robots.txt"}
+    assert site_wide <= others
+    assert all(p.startswith(("files/", "metadata/", "record/")) for p in others - site_wide)
     assert pages == len(written)
     assert len(targets) == 19 * 4  # 19 IBIs (both forms) x the four default modifiers
 
@@ -450,7 +449,7 @@ def test_landing_page_counts_and_links(site):
         ["mtc-m16c", "mtc-m16c.sid.inpe.br", "7", "0", "1"],
         ["mtc-m16d", "mtc-m16d.sid.inpe.br", "6", "2", "0"],
     ]
-    for href in ("/search/list/1/", "/sitemap.xml"):
+    for href in ("/search/list/1/", "/sitemap-pages.xml", "/sitemap.xml"):
         assert found.first("a", href=href) is not None
     assert found.first("a", href="/catalog/") is None  # catalog: false publishes none
     assert found.first("form", id="ibistatic-search")["action"] == "/search/"
@@ -474,9 +473,10 @@ def test_sitemap_lists_every_redirecting_persistent_url(site, resolver):
 
 
 def test_a_large_sitemap_becomes_an_index(tmp_path, monkeypatch):
+    from ibistatic.site import sitewide
     from ibistatic.site.build import build_site
 
-    monkeypatch.setattr(pages, "SITEMAP_LIMIT", 30)
+    monkeypatch.setattr(sitewide, "SITEMAP_LIMIT", 30)
     config = load_config(
         write_config(tmp_path, [SAMPLE / "mtc-m16c", SAMPLE / "mtc-m16d"], output="out")
     )
@@ -531,6 +531,7 @@ def test_oai_dc_record_golden(site):
   <dc:date>2014-01-02</dc:date>
   <dc:type>Image</dc:type>
   <dc:format>image/svg+xml</dc:format>
+  <dc:identifier>{SITE_URL}sid.inpe.br/mtc-m19/2014/01.02.17.23.57</dc:identifier>
   <dc:language>pt</dc:language>
 </oai_dc:dc>
 """
@@ -679,7 +680,7 @@ def test_hostile_values_are_escaped_in_every_page(hostile_site):
             continue
         found = Page(text)
         for attrs, body in found.scripts:
-            if attrs.get("type") == "application/json":
+            if attrs.get("type") in ("application/json", "application/ld+json"):
                 json.loads(body)
                 assert "<" not in body
             elif "src" in attrs:
@@ -720,6 +721,8 @@ def test_hostile_values_read_back_exactly(hostile_site):
         ("title", HOSTILE_TITLE),
         ("creator", "</script>"),
         ("description", "<b>bold</b> & co"),
+        ("identifier", SITE_URL + "8JMKD3MGP8W/35ABCDE"),
+        ("identifier", SITE_URL + "example.org/rep/2020/01.02.03.04"),
     ]
 
 
@@ -838,7 +841,9 @@ HOSTILE_VALUES = [
 
 @given(
     values=st.lists(
-        st.sampled_from(HOSTILE_VALUES) | st.text(max_size=12), min_size=13, max_size=13
+        st.sampled_from(HOSTILE_VALUES) | st.text(max_size=12),
+        min_size=len(site_pages._ALERT_FIELDS),
+        max_size=len(site_pages._ALERT_FIELDS),
     ),
     modifier=st.sampled_from(["", "!", ":(oai_dc)", "+pt-BR"]),
     archive=st.sampled_from([None, "", "mtc-m16c", "<b>"]),

@@ -36,8 +36,8 @@ __all__ = [
 ]
 
 # The crawl cache's format. 3: Item and IBIs are slotted dataclasses; 4: saved in chunks,
-# items only, pickled as calls; 5: sealed (ibistatic.pickles)
-CACHE_VERSION = 5
+# items only, pickled as calls; 5: sealed (ibistatic.pickles); 6: Item.reason
+CACHE_VERSION = 6
 
 
 @dataclass

@@ -177,6 +177,13 @@ def _boolean(c: Collector, key: str, value: Any, context: dict) -> bool | None:
     return value
 
 
+def _reason(c: Collector, key: str, value: Any, context: dict) -> str | None:
+    if not isinstance(value, str) or not value.strip():
+        c.error(key, _shown(value), "a sentence saying why the item was removed")
+        return None
+    return " ".join(value.split())  # one line: a tombstone shows it as running text
+
+
 def _address(c: Collector, key: str, value: Any, context: dict) -> str | None:
     if not isinstance(value, str) or not value.strip():
         c.error(key, _shown(value), "the Archive's host[:port], e.g. mtc-m16c.sid.inpe.br")
@@ -563,6 +570,13 @@ ITEM_SCHEMA = Schema(
             "`true`",
             read=_boolean,
             absent=True,
+        ),
+        Field(
+            "reason",
+            "(Deleted items) why the item was removed, a sentence shown on its record page "
+            "(its tombstone) with the title and the date of removal (`timestamp`)",
+            "none",
+            read=_reason,
         ),
     ),
 )

@@ -91,6 +91,7 @@ class Item:
     dublin_core: tuple[tuple[str, tuple[str, ...]], ...] = ()
     transferable: bool = True
     files: tuple[str, ...] = field(default=(), compare=False)
+    reason: str | None = None  # why a Deleted item was removed (its tombstone says it)
 
     __reduce__ = pickled_as_call
 

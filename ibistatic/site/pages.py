@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections import Counter
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -35,32 +34,26 @@ import ibistatic
 from ..core.facts import ALERT_TEXTS, DC_ELEMENTS, URL_PATH_SAFE
 from ..core.relations import describe_relation, parse_modifier
 from ..errors import IbistaticError
+from ..index.sharding import canonical_key
+from . import i18n, record, signposting
 from .script import PAGE_POLICY, target_script
 
 __all__ = [
     "SITE_SRC",
     "check_relative",
     "DC_ELEMENTS",
-    "SITEMAP_LIMIT",
     "ALERT_TEXTS",
     "Site",
     "target_page",
     "item_pages",
-    "special_pages",
-    "landing",
-    "sitemaps",
     "site_file",
     "script_json",
     "persistent_url",
     "base_path",
     "oai_dc_elements",
-    "record_url",
 ]
 
 SITE_SRC = Path(ibistatic.__file__).resolve().parent / "site_src"
-
-#: URLs per sitemap file (the sitemaps.org limit); more make sitemap.xml an index.
-SITEMAP_LIMIT = 50_000
 
 # Characters that end a JSON string's safety inside HTML: "</script>", "<!--", and the
 # two line terminators JavaScript once did not allow in string literals.
@@ -93,15 +86,13 @@ def persistent_url(site_url: str, path: str) -> str:
     return site_url + quote(path, safe=URL_PATH_SAFE)
 
 
-def record_url(site_url: str, key: str) -> str:
-    """The record page of the item whose canonical repository key is `key`."""
-    return persistent_url(site_url, f"record/{key}/")
-
-
-def oai_dc_elements(dublin_core: Iterable[tuple[str, Sequence[str]]]) -> list[tuple[str, str]]:
-    """(element, value) pairs of the 15 DC elements, in schema order; other keys are left
-    out, and characters XML cannot hold are dropped."""
-    given: dict[str, list[str]] = {}
+def oai_dc_elements(
+    dublin_core: Iterable[tuple[str, Sequence[str]]], identifiers: Sequence[str] = ()
+) -> list[tuple[str, str]]:
+    """(element, value) pairs of the 15 DC elements, in schema order, the persistent URLs
+    `identifiers` first among the ``identifier``s; other keys are left out, and characters
+    XML cannot hold are dropped."""
+    given: dict[str, list[str]] = {"identifier": list(identifiers)}
     for key, values in dublin_core:
         if key.lower() in DC_ELEMENTS:
             given.setdefault(key.lower(), []).extend(values)
@@ -113,10 +104,11 @@ def oai_dc_elements(dublin_core: Iterable[tuple[str, Sequence[str]]]) -> list[tu
 
 
 @lru_cache(maxsize=4)
-def _environment(source: Path) -> jinja2.Environment:
-    """One environment per process: templates are compiled once and cached."""
+def _environment(sources: tuple[Path, ...]) -> jinja2.Environment:
+    """One environment per process and template folders (the first found wins: a site's
+    own `templates` folder, then the bundled ones): templates are compiled once."""
     return jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(source)),
+        loader=jinja2.FileSystemLoader([str(source) for source in sources]),
         autoescape=jinja2.select_autoescape(["html", "xml"], default_for_string=True),
         keep_trailing_newline=True,
         undefined=jinja2.StrictUndefined,
@@ -185,18 +177,45 @@ def _escaped(value) -> str:
 
 #: the variables of redirect.html and alert.html (the conditions of alert.html test
 #: `chain` and `archive`; redirect.html tests `modifier`)
-_TARGET_FIELDS = tuple("heading ibi modifier meaning persistent url archive data record".split())
-_ALERT_FIELDS = _TARGET_FIELDS + ("alert", "alert_title", "explanation", "message", "chain")
+_TARGET_FIELDS = (
+    "heading",
+    "ibi",
+    "modifier",
+    "meaning",
+    "persistent",
+    "url",
+    "archive",
+    "data",
+    "record",
+)
+_ALERT_FIELDS = _TARGET_FIELDS + (
+    "alert",
+    "alert_title",
+    "explanation",
+    "message",
+    "chain",
+    "links",
+)
+
+
+def template_folders(config) -> tuple[Path, ...]:
+    """Where the templates of `config` come from, the first found wins."""
+    own = getattr(config, "templates", None)
+    return (own, SITE_SRC) if own is not None else (SITE_SRC,)
 
 
 class Site:
     """What every template needs, computed once per build."""
 
     def __init__(self, config) -> None:
-        self.env = _environment(SITE_SRC)
+        self.env = _environment(template_folders(config))
         self.site_url: str = config.site_url
-        self.catalog: bool = config.catalog  # whether catalog/ is published (landing page)
         self.base = base_path(config.site_url)
+        self.language: str = config.language
+        self.identity = config.identity
+        self.catalog: bool = config.catalog  # the landing page links it only when published
+        #: Archive name -> its folder (its files' sizes and checksums for the file lists)
+        self.roots = {path.name: path for path in config.archives}
         self.templates = {
             name: self.env.get_template(name)
             for name in (
@@ -209,6 +228,9 @@ class Site:
                 "landing.html",
                 "sitemap.xml",
                 "sitemap_index.xml",
+                "record.html",
+                "robots.txt",
+                "_alert_links.html",
             )
         }
         self._meanings: dict[str, str] = {}
@@ -217,25 +239,34 @@ class Site:
         self.script = Markup(f'<script src="{self.base}assets/{target_script()[0]}"></script>')
         self.policy = Markup(f'<meta http-equiv="Content-Security-Policy" content="{PAGE_POLICY}">')
 
-    def render(self, name: str, **context) -> str:
-        return self.templates[name].render(
-            base=self.base, site_url=self.site_url, script=self.script, csp=self.policy, **context
-        )
+    def constants(self, lang: str | None) -> dict:
+        """What every page of the interface language `lang` (None: the site's) shares."""
+        lang = lang or self.language
+        return {
+            "base": self.base,
+            "site_url": self.site_url,
+            "script": self.script,
+            "csp": self.policy,
+            "identity": self.identity,
+            "lang": lang,
+            "t": i18n.TEXTS[lang],
+            "signposting": (),
+            "catalog": self.catalog,
+        }
 
-    def fill(self, name: str, fields: Sequence[str], context: dict, tested: dict) -> str:
-        """`name` rendered with `context`, from its skeleton for the outcome `tested`
-        of its conditions (variables whose truth the template tests)."""
-        key = (name, tuple(bool(value) for value in tested.values()))
+    def render(self, name: str, lang: str | None = None, **context) -> str:
+        return self.templates[name].render(**{**self.constants(lang), **context})
+
+    def fill(
+        self, name: str, fields: Sequence[str], context: dict, tested: dict, lang: str | None = None
+    ) -> str:
+        """`name` in `lang` rendered with `context`, from its skeleton for the outcome
+        `tested` of its conditions (variables whose truth the template tests)."""
+        key = (name, lang, tuple(bool(value) for value in tested.values()))
         skeleton = self._skeletons.get(key)
         if skeleton is None:
             falsy = {n: v for n, v in tested.items() if not v}
-            constants = {
-                "base": self.base,
-                "site_url": self.site_url,
-                "script": self.script,
-                "csp": self.policy,
-                **falsy,
-            }
+            constants = {**self.constants(lang), **falsy}
             skeleton = self._skeletons[key] = Skeleton(
                 self.templates[name], [f for f in fields if f not in falsy], constants
             )
@@ -252,8 +283,9 @@ def _resolution_data(resolution) -> dict:
     return {"url": resolution.url, "alert": resolution.alert, "message": resolution.message}
 
 
-def target_page(site: Site, target) -> str:
-    """The redirect page, or the alert page, of one emitted persistent URL."""
+def target_page(site: Site, target, loaded=None) -> str:
+    """The redirect page, or the alert page, of one emitted persistent URL (`loaded`:
+    the Archives, for the alert page's links to the copies and the record page)."""
     resolution = target.resolution
     title = target.item.title()
     data = {
@@ -270,23 +302,42 @@ def target_page(site: Site, target) -> str:
         "url": resolution.url,
         "archive": resolution.archive,
         "data": script_json(data),
-        "record": record_url(site.site_url, target.item.key),
+        "record": record.record_url(site.site_url, target.item.key),
     }
     if resolution.url is not None:
         return site.fill("redirect.html", _TARGET_FIELDS, context, {"modifier": target.modifier})
-    alert_title, explanation = ALERT_TEXTS[resolution.alert]
+    lang = i18n.page_language(target.item.language, site.language)
+    alert_title, explanation = i18n.ALERTS[resolution.alert][lang]
     context.update(
         alert=resolution.alert,
         alert_title=alert_title,
         explanation=explanation,
         message=resolution.message,
         chain=" → ".join(resolution.chain),
+        links=_alert_links(site, target, loaded, lang),
     )
-    return site.fill(
-        "alert.html",
-        _ALERT_FIELDS,
-        context,
-        {"chain": context["chain"], "archive": resolution.archive},
+    tested = {"chain": context["chain"], "archive": resolution.archive}
+    return site.fill("alert.html", _ALERT_FIELDS, context, tested, lang)
+
+
+def _alert_links(site: Site, target, loaded, lang: str) -> Markup:
+    """What exists of an alert's item: its copies (for a conflict or no original) and
+    its record page; the item is the last IBI the resolver asked, when held."""
+    subject = target.item
+    copies: list = []
+    if loaded is not None and target.resolution.chain:
+        held = loaded.holdings.holders(canonical_key(target.resolution.chain[-1]))
+        if held:
+            subject = record.representative([item for _, item in held])
+            if target.resolution.alert in ("conflict", "no-original"):
+                copies = [h for h in record.holders(loaded, subject.key) if h.url]
+    return Markup(
+        site.render(
+            "_alert_links.html",
+            lang,
+            copies=copies,
+            record=record.record_url(site.site_url, subject.key),
+        )
     )
 
 
@@ -294,14 +345,8 @@ def _file_list(site: Site, writer, item, urls: dict, common: dict) -> int:
     relative = site_file(site.site_url, urls.get("list"))
     if relative is None:
         return 0  # the Archive lists files elsewhere (its file-list-url)
-    files = sorted(urls.get("files", {}).items())
-    text = site.render(
-        "filelist.html",
-        files=files,
-        target=(item.target or "").partition("?")[0],
-        canonical=urls["list"],
-        **common,
-    )
+    rows = record.file_rows(site.roots.get(item.archive), item, urls.get("files", {}))
+    text = site.render("filelist.html", files=rows, canonical=urls["list"], **common)
     return int(writer.write(relative, text))
 
 
@@ -314,7 +359,8 @@ def _metadata(site: Site, writer, item, urls: dict, common: dict) -> int:
     ]
     html = site_file(site.site_url, urls.get("metadata"))
     if html is not None:
-        elements = [(key, list(values)) for key, values in item.dublin_core]
+        lang = common["lang"]
+        elements = record.dublin_core_rows(item, lang)
         written += writer.write(
             html,
             site.render(
@@ -327,67 +373,31 @@ def _metadata(site: Site, writer, item, urls: dict, common: dict) -> int:
         )
     xml = site_file(site.site_url, urls.get("oai_dc"))
     if xml is not None:
-        written += writer.write(
-            xml, site.render("oai_dc.xml", elements=oai_dc_elements(item.dublin_core))
-        )
+        elements = oai_dc_elements(item.dublin_core, identifiers=forms[::-1])
+        written += writer.write(xml, site.render("oai_dc.xml", elements=elements))
     return written
 
 
-def landing(site: Site, loaded, published: Sequence) -> str:
-    counts: dict[str, Counter] = {info.name: Counter() for info in loaded.infos}
-    keys: set[str] = set()
-    for item in loaded.holdings.all_items():
-        counts[item.archive][item.state] += 1
-        keys.update(item.keys())
-    archives = [
-        {"name": info.name, "address": info.address, "counts": counts[info.name]}
-        for info in loaded.infos
-    ]
-    example = next((t.ibi for t in published if t.url is not None), None)
-    return site.render(
-        "landing.html",
-        catalog=site.catalog,
-        archives=archives,
-        states=("Original", "Copy", "Deleted"),
-        items=sum(sum(c.values()) for c in counts.values()),
-        keys=len(keys),
-        urls=len(published),
-        example=persistent_url(site.site_url, example + "!:(oai_dc)") if example else None,
-    )
-
-
-def sitemaps(site: Site, published: Sequence, writer, limit: int) -> int:
-    """sitemap.xml: every emitted persistent URL that redirects (alert pages are noindex);
-    past `limit` URLs, sitemap.xml is an index of sitemaps/<n>.xml."""
-    urls = [persistent_url(site.site_url, t.path) for t in published if t.url is not None]
-    if len(urls) <= limit:
-        return int(writer.write("sitemap.xml", site.render("sitemap.xml", urls=urls)))
-    parts = [urls[start : start + limit] for start in range(0, len(urls), limit)]
-    names = [f"sitemaps/{number}.xml" for number in range(1, len(parts) + 1)]
-    for name, part in zip(names, parts):
-        writer.write(name, site.render("sitemap.xml", urls=part))
-    index = [site.site_url + name for name in names]
-    writer.write("sitemap.xml", site.render("sitemap_index.xml", urls=index))
-    return len(parts) + 1
+def lang_attribute(content: str | None, page: str) -> Markup:
+    """` lang="…"` for text in the language `content` on a page in `page` ("" if alike)."""
+    if not content or content.split("-", 1)[0].lower() == page:
+        return Markup("")
+    return Markup(' lang="{}"').format(content)
 
 
 def item_pages(site: Site, writer, item, urls: dict) -> None:
     """The file-list page and, for inline Dublin Core, the metadata pages of `item`
-    (those of its `urls` that point into the site)."""
+    (those of its `urls` that point into the site), in the item's language."""
+    lang = i18n.page_language(item.language, site.language)
     common = {
         "repository": item.repository.text,
         "title": item.title(),
         "persistent": persistent_url(site.site_url, item.repository.text),
         "archive": item.archive,
+        "lang": lang,
+        "item_lang": lang_attribute(item.language, lang),
+        "record": record.record_url(site.site_url, item.key),
+        "signposting": signposting.metadata_links(site.site_url, item),
     }
     _file_list(site, writer, item, urls, common)
     _metadata(site, writer, item, urls, common)
-
-
-def special_pages(site: Site, loaded, published: Sequence, writer) -> None:
-    """404.html and the landing page, given every PublishedUrl."""
-    writer.write(
-        "404.html",
-        site.render("404.html", config=script_json({"base": site.base, "site": site.site_url})),
-    )
-    writer.write("index.html", landing(site, loaded, published))

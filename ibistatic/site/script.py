@@ -15,10 +15,11 @@ _SOURCE = Path(__file__).resolve().parent.parent / "site_src" / "_target_script.
 
 #: the Content-Security-Policy of redirect and alert pages: no inline script at all, only the
 #: site's own scripts (the shared one, and facts.js and resolve.js it may load), style sheet
-#: and index; the page's data is a JSON block, which is never executed
+#: and index; the page's data is a JSON block, which is never executed.  Images may come
+#: from anywhere: the institution's logo (logo:) may be on its own host
 PAGE_POLICY = (
     "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'self'; "
-    "img-src data:; base-uri 'none'; form-action 'none'"
+    "img-src * data:; base-uri 'none'; form-action 'none'"
 )
 
 

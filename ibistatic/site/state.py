@@ -19,7 +19,7 @@ from . import pages
 
 __all__ = ["State", "STATE_VERSION", "fingerprint", "load_state", "save_state"]
 
-STATE_VERSION = 12
+STATE_VERSION = 13
 
 
 @dataclass
@@ -76,8 +76,9 @@ _LARGE_FIELDS = ("items", "published", "records", "answers", "digests", "item_fi
 def fingerprint(config: SiteConfig, loaded: LoadedArchives) -> tuple:
     """What must be the same for an update to give what a full build gives."""
     templates = sorted(
-        (str(p.relative_to(pages.SITE_SRC)), p.stat().st_mtime_ns)
-        for p in pages.SITE_SRC.rglob("*")
+        (str(folder), str(p.relative_to(folder)), p.stat().st_mtime_ns)
+        for folder in pages.template_folders(config)  # the site's own templates too
+        for p in folder.rglob("*")
         if p.is_file()
     )
     return (
@@ -89,6 +90,7 @@ def fingerprint(config: SiteConfig, loaded: LoadedArchives) -> tuple:
         tuple(templates),
         config.alert_pages,  # after the fields read by position (output, infos)
         config.hosts,  # a host's files are site-wide: a no-op update would not write them
+        (config.language, config.identity),  # on every page
     )
 
 

@@ -26,6 +26,7 @@ from . import (
     host_files,
     index_files,
     item_pages,
+    record_pages,
     redirect_pages,
     search,
     site_pages,
@@ -83,7 +84,11 @@ class Output(Protocol):
 
 
 #: rendered for each item of the plan, in this order (the first file of a path wins)
-ITEM_OUTPUTS: tuple[Output, ...] = (redirect_pages.OUTPUT, item_pages.OUTPUT)
+ITEM_OUTPUTS: tuple[Output, ...] = (
+    redirect_pages.OUTPUT,
+    item_pages.OUTPUT,
+    record_pages.OUTPUT,
+)
 #: rendered once for the whole site, after the items, in this order
 SITE_OUTPUTS: tuple[Output, ...] = (
     index_files.OUTPUT,

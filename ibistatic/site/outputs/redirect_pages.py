@@ -28,7 +28,9 @@ class RedirectPages:
                 if not alerts and _left_to_404(target.resolution):
                     continue
                 yield File(
-                    target.path + "/index.html", pages.target_page(context.site, target), owner=key
+                    target.path + "/index.html",
+                    pages.target_page(context.site, target, context.loaded),
+                    owner=key,
                 )
 
 

@@ -11,10 +11,11 @@ from ...search.documents import Document
 from ...search.index import SearchIndex
 from ...store.files import File
 from ..pages import script_json
+from ..signposting import record_path
 
 FOLDER = "search/"
 #: where a result links, relative to the site ("{}": the repository key)
-RECORD_LINK = "record/{}/"
+RECORD_LINK = record_path("{}")  # the record pages (outputs/record_pages.py)
 #: items per page of the list
 LIST_SIZE = 1000
 
@@ -88,7 +89,7 @@ def _same(these: list, those: list) -> bool:
 
 
 def _render(site, name: str, **context) -> str:
-    return site.env.get_template(name).render(base=site.base, site_url=site.site_url, **context)
+    return site.env.get_template(name).render(**{**site.constants(None), **context})
 
 
 OUTPUT = Search()

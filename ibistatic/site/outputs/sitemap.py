@@ -1,23 +1,26 @@
-"""``sitemap.xml``: every persistent URL that redirects (past 50,000, an index of
-``sitemaps/<n>.xml``)."""
+"""``sitemap.xml``: every persistent URL that redirects; ``sitemap-pages.xml``: the
+pages with content (landing, record, metadata and file-list pages), which robots.txt
+names.  Past 50,000 URLs each is an index of parts in ``sitemaps/``."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
 from ...store.files import File
-from .. import pages
+from .. import sitewide
 from .collect import Collected
 
 
 class Sitemap:
-    name = "sitemap"
+    name = "sitemaps"
     pages = True
     remembered = False
 
     def files(self, plan, context) -> Iterator[File]:
         made = Collected()
-        pages.sitemaps(context.site, context.published, made, pages.SITEMAP_LIMIT)
+        sitewide.sitemaps(context.site, context.published, made, sitewide.SITEMAP_LIMIT)
+        item_files = context.state.item_files.values()
+        sitewide.content_sitemap(context.site, item_files, made, sitewide.SITEMAP_LIMIT)
         yield from made.files
 
 

@@ -1,0 +1,346 @@
+"""The words of the site's pages, in English and Portuguese (docs/site.md, "Languages").
+
+A page speaks the language of its item when the interface has it (``pt-BR`` -> ``pt``),
+else the site's ``language`` (ibistatic.yaml).  Everything a reader sees goes through
+:data:`TEXTS`; Dublin Core elements and language codes get human names here too
+(:func:`element_label`, :func:`language_name`).  Pure: no file is read.
+"""
+
+from __future__ import annotations
+
+from ..config import INTERFACE_LANGUAGES
+
+__all__ = [
+    "LANGUAGES",
+    "TEXTS",
+    "ALERTS",
+    "page_language",
+    "element_label",
+    "language_name",
+    "state_name",
+]
+
+#: the interface languages, the first the default of a site that names none
+LANGUAGES = INTERFACE_LANGUAGES
+
+TEXTS = {
+    "en": {
+        "site_home": "Persistent links of this site",
+        "record": "Record",
+        "record_of": "Record of",
+        "record_link": "Everything about this item (its record)",
+        "persistent_url": "Persistent URL",
+        "persistent_urls": "Persistent URLs",
+        "asked_for": "Asked for",
+        "tried": "Tried",
+        "archive": "Archive",
+        "archives": "Archives",
+        "state": "State",
+        "updated": "Last updated",
+        "deleted_on": "Deleted on",
+        "reason": "Reason",
+        "identifiers": "Identifiers",
+        "repository_name": "Repository name",
+        "ibip": "IBIp",
+        "content_type": "Content type",
+        "language": "Language",
+        "description": "Description (Dublin Core)",
+        "no_description": "The Archive gives no Dublin Core description of this item.",
+        "editions": "Editions",
+        "next_edition": "Next edition",
+        "translations": "Translations",
+        "metadata_item": "Metadata",
+        "metadata_page": "Metadata (Dublin Core)",
+        "oai_dc_record": "OAI Dublin Core record (XML)",
+        "files": "Files",
+        "file_list": "List of files",
+        "open_item": "Open the item",
+        "held_by": "Where it is kept",
+        "copy_in": "Copy in",
+        "not_held": "not held by any Archive of this site",
+        "tombstone": "This item was deleted",
+        "tombstone_text": "The item was removed from its Archive. Its persistent identifier "
+        "stays reserved for it and is never given to another item.",
+        "file": "File",
+        "size": "Size",
+        "type": "Type",
+        "checksum": "SHA-256 checksum",
+        "default_file": "default file",
+        "files_of": "Files of",
+        "files_intro": "The files of the item, with their sizes, types and SHA-256 checksums, "
+        "as kept in the Archive",
+        "metadata_of": "Metadata of",
+        "metadata_intro": "The description (Dublin Core) of the item",
+        "also_as": "Also as an",
+        "element": "Element",
+        "value": "Value",
+        "contact": "Contact",
+        "policy": "Persistence policy",
+        "search": "Search the items",
+        "search_button": "Search",
+        "bytes": "bytes",
+        "unknown": "unknown",
+        "Original": "Original",
+        "Copy": "Copy",
+        "Deleted": "Deleted",
+        "Data": "Data",
+        "Metadata": "Metadata",
+        "landing_title": "Persistent links at",
+        "landing_intro": "This site resolves the IBIs (Internet Based Identifiers) of {items} "
+        "items held in {archives} Archives: {keys} IBIs, {urls} persistent URLs with a page of "
+        "their own, and every other form (other modifiers, file paths, ?ibiurl. queries) in "
+        "your browser.",
+        "address": "Address",
+        "catalog": "Catalog",
+        "every_item": "Every item, without JavaScript",
+        "every_page": "Every page about an item (sitemap)",
+        "every_url": "Every persistent URL (sitemap)",
+        "json_index": "The JSON index",
+        "example": "A persistent URL is this site's address followed by an IBI and, "
+        "optionally, a modifier; this one is the OAI Dublin Core metadata of an item:",
+    },
+    "pt": {
+        "site_home": "Links persistentes deste site",
+        "record": "Registro",
+        "record_of": "Registro de",
+        "record_link": "Tudo sobre este item (seu registro)",
+        "persistent_url": "URL persistente",
+        "persistent_urls": "URLs persistentes",
+        "asked_for": "Pedido",
+        "tried": "Tentado",
+        "archive": "Arquivo",
+        "archives": "Arquivos",
+        "state": "Estado",
+        "updated": "Última atualização",
+        "deleted_on": "Removido em",
+        "reason": "Motivo",
+        "identifiers": "Identificadores",
+        "repository_name": "Nome do repositório",
+        "ibip": "IBIp",
+        "content_type": "Tipo de conteúdo",
+        "language": "Idioma",
+        "description": "Descrição (Dublin Core)",
+        "no_description": "O Arquivo não dá uma descrição Dublin Core deste item.",
+        "editions": "Edições",
+        "next_edition": "Próxima edição",
+        "translations": "Traduções",
+        "metadata_item": "Metadados",
+        "metadata_page": "Metadados (Dublin Core)",
+        "oai_dc_record": "Registro OAI Dublin Core (XML)",
+        "files": "Arquivos do item",
+        "file_list": "Lista de arquivos",
+        "open_item": "Abrir o item",
+        "held_by": "Onde é mantido",
+        "copy_in": "Cópia em",
+        "not_held": "não mantido por nenhum Arquivo deste site",
+        "tombstone": "Este item foi removido",
+        "tombstone_text": "O item foi removido do seu Arquivo. Seu identificador persistente "
+        "continua reservado a ele e nunca é dado a outro item.",
+        "file": "Arquivo",
+        "size": "Tamanho",
+        "type": "Tipo",
+        "checksum": "Soma de verificação SHA-256",
+        "default_file": "arquivo padrão",
+        "files_of": "Arquivos de",
+        "files_intro": "Os arquivos do item, com seus tamanhos, tipos e somas de verificação "
+        "SHA-256, como mantidos no Arquivo",
+        "metadata_of": "Metadados de",
+        "metadata_intro": "A descrição (Dublin Core) do item",
+        "also_as": "Também como",
+        "element": "Elemento",
+        "value": "Valor",
+        "contact": "Contato",
+        "policy": "Política de persistência",
+        "search": "Buscar nos itens",
+        "search_button": "Buscar",
+        "bytes": "bytes",
+        "unknown": "desconhecido",
+        "Original": "Original",
+        "Copy": "Cópia",
+        "Deleted": "Removido",
+        "Data": "Dados",
+        "Metadata": "Metadados",
+        "landing_title": "Links persistentes em",
+        "landing_intro": "Este site resolve os IBIs (Internet Based Identifiers) de {items} "
+        "itens mantidos em {archives} Arquivos: {keys} IBIs, {urls} URLs persistentes com "
+        "página própria, e qualquer outra forma (outros modificadores, caminhos de arquivo, "
+        "consultas ?ibiurl.) no seu navegador.",
+        "address": "Endereço",
+        "catalog": "Catálogo",
+        "every_item": "Todos os itens, sem JavaScript",
+        "every_page": "Todas as páginas sobre itens (sitemap)",
+        "every_url": "Todas as URLs persistentes (sitemap)",
+        "json_index": "O índice JSON",
+        "example": "Uma URL persistente é o endereço deste site seguido de um IBI e, "
+        "opcionalmente, de um modificador; esta é a descrição OAI Dublin Core de um item:",
+    },
+}
+
+#: alert -> language -> (title, plain explanation) of the alert pages
+ALERTS = {
+    "not-found": {
+        "en": ("Not found", "This site knows no item with this identifier. Check the address."),
+        "pt": (
+            "Não encontrado",
+            "Este site não conhece nenhum item com este identificador. Confira o endereço.",
+        ),
+    },
+    "deleted": {
+        "en": (
+            "Deleted item",
+            "The item was removed. Its identifier is never given to another item; its record "
+            "says when it was removed.",
+        ),
+        "pt": (
+            "Item removido",
+            "O item foi removido. Seu identificador nunca é dado a outro item; seu registro "
+            "diz quando foi removido.",
+        ),
+    },
+    "conflict": {
+        "en": (
+            "More than one original",
+            "More than one Archive says it keeps the original of this item, so this site "
+            "cannot tell which one to send you to. The copies it knows are listed below: "
+            "they may well be the same document.",
+        ),
+        "pt": (
+            "Mais de um original",
+            "Mais de um Arquivo diz manter o original deste item, então este site não sabe "
+            "para qual enviar você. As cópias conhecidas estão abaixo: podem muito bem ser "
+            "o mesmo documento.",
+        ),
+    },
+    "no-original": {
+        "en": (
+            "No original",
+            "You asked for the original of this item, and this site knows only copies of it. "
+            "The copies are listed below.",
+        ),
+        "pt": (
+            "Sem original",
+            "Você pediu o original deste item, e este site conhece apenas cópias dele. As "
+            "cópias estão abaixo.",
+        ),
+    },
+    "unavailable": {
+        "en": (
+            "Not available",
+            "The item exists, but it has no such edition, translation or metadata. The item "
+            "itself is linked below.",
+        ),
+        "pt": (
+            "Não disponível",
+            "O item existe, mas não tem essa edição, tradução ou metadados. O próprio item "
+            "está abaixo.",
+        ),
+    },
+    "loop": {
+        "en": (
+            "Endless chain",
+            "Following the editions or translations of this item comes back where it "
+            "started, so there is no last one to send you to.",
+        ),
+        "pt": (
+            "Cadeia sem fim",
+            "Seguir as edições ou traduções deste item volta ao ponto de partida, então não "
+            "há uma última para onde enviar você.",
+        ),
+    },
+}
+
+#: the 15 Dublin Core elements -> (English, Portuguese) labels
+_ELEMENTS = {
+    "title": ("Title", "Título"),
+    "creator": ("Creator", "Autor"),
+    "subject": ("Subject", "Assunto"),
+    "description": ("Description", "Descrição"),
+    "publisher": ("Publisher", "Editora"),
+    "contributor": ("Contributor", "Colaborador"),
+    "date": ("Date", "Data"),
+    "type": ("Type", "Tipo"),
+    "format": ("Format", "Formato"),
+    "identifier": ("Identifier", "Identificador"),
+    "source": ("Source", "Fonte"),
+    "language": ("Language", "Idioma"),
+    "relation": ("Relation", "Relação"),
+    "coverage": ("Coverage", "Cobertura"),
+    "rights": ("Rights", "Direitos"),
+}
+
+#: ISO 639-1 code -> (English, Portuguese) name, for the languages an Archive most
+#: likely holds; another code is shown as it is
+_LANGUAGE_NAMES = {
+    "pt": ("Portuguese", "Português"),
+    "en": ("English", "Inglês"),
+    "es": ("Spanish", "Espanhol"),
+    "fr": ("French", "Francês"),
+    "de": ("German", "Alemão"),
+    "it": ("Italian", "Italiano"),
+    "nl": ("Dutch", "Holandês"),
+    "ru": ("Russian", "Russo"),
+    "zh": ("Chinese", "Chinês"),
+    "ja": ("Japanese", "Japonês"),
+    "ko": ("Korean", "Coreano"),
+    "ar": ("Arabic", "Árabe"),
+    "hi": ("Hindi", "Hindi"),
+    "la": ("Latin", "Latim"),
+    "gn": ("Guarani", "Guarani"),
+    "tu": ("Tupi", "Tupi"),
+    "ca": ("Catalan", "Catalão"),
+    "gl": ("Galician", "Galego"),
+    "pl": ("Polish", "Polonês"),
+    "sv": ("Swedish", "Sueco"),
+    "el": ("Greek", "Grego"),
+    "he": ("Hebrew", "Hebraico"),
+    "tr": ("Turkish", "Turco"),
+}
+
+#: ISO 3166-1 country -> (English, Portuguese) name, for the tags the sample uses most
+_COUNTRIES = {
+    "BR": ("Brazil", "Brasil"),
+    "PT": ("Portugal", "Portugal"),
+    "US": ("United States", "Estados Unidos"),
+    "GB": ("United Kingdom", "Reino Unido"),
+    "ES": ("Spain", "Espanha"),
+    "FR": ("France", "França"),
+    "AO": ("Angola", "Angola"),
+    "MZ": ("Mozambique", "Moçambique"),
+}
+
+
+def page_language(item_language: str | None, default: str) -> str:
+    """The interface language of a page about an item in `item_language` (a tag such as
+    ``pt-BR``): its primary language when the interface has it, else `default`."""
+    if item_language:
+        primary = item_language.split("-", 1)[0].lower()
+        if primary in LANGUAGES:
+            return primary
+    return default
+
+
+def _in(names: tuple[str, str], ui: str) -> str:
+    return names[LANGUAGES.index(ui)]
+
+
+def element_label(element: str, ui: str) -> str:
+    """The human name of a Dublin Core element (another key is shown as it is)."""
+    names = _ELEMENTS.get(element.lower())
+    return _in(names, ui) if names else element
+
+
+def language_name(tag: str, ui: str) -> str:
+    """``pt-BR`` -> "Portuguese (Brazil)" / "Português (Brasil)"; an unknown code stays."""
+    primary, _, country = tag.partition("-")
+    names = _LANGUAGE_NAMES.get(primary.lower())
+    if names is None:
+        return tag
+    name = _in(names, ui)
+    if country:
+        place = _COUNTRIES.get(country.upper())
+        name += f" ({_in(place, ui) if place else country})"
+    return name
+
+
+def state_name(state: str, ui: str) -> str:
+    return TEXTS[ui].get(state, state)
