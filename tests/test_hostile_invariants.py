@@ -199,6 +199,8 @@ def test_build_strict_passes_on_the_bundled_sample(tmp_path, monkeypatch, capsys
 
 
 def test_exit_codes_and_counts_tell_the_truth(tmp_path, monkeypatch, capsys):
+    from ibistatic.summary import counted
+
     _site(tmp_path, b"state: Original\nk: 1\n")
     monkeypatch.chdir(tmp_path)
     assert main(["build"]) == 0  # a warning only
@@ -216,7 +218,7 @@ def test_exit_codes_and_counts_tell_the_truth(tmp_path, monkeypatch, capsys):
         errors == 1 and warnings >= 1
     )  # the bad state; the unknown key (no host chosen: no host warning)
     assert (
-        f" {errors} error{'s' * (errors != 1)}, {warnings} warnings " in out.splitlines()[-1]
+        f" {counted(errors, 'error')}, {counted(warnings, 'warning')} " in out.splitlines()[-1]
     )  # the summary counts what was printed
 
 

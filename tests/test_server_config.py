@@ -213,7 +213,14 @@ def test_the_same_input_gives_the_same_file_and_two_sites_two_prefixes(site, cap
 
 
 def test_static_folders_are_those_that_begin_no_ibi(site):
-    assert static_folders(site, Index(site)) == ("assets", "files", "index", "metadata")
+    assert static_folders(site, Index(site)) == (
+        "assets",
+        "files",
+        "index",
+        "metadata",
+        "record",
+        "search",
+    )
 
 
 @pytest.mark.parametrize(

@@ -27,7 +27,7 @@ from pathlib import Path
 from urllib.parse import quote, unquote, urlsplit
 
 import jinja2
-from markupsafe import Markup, escape
+from markupsafe import Markup
 
 import ibistatic
 
@@ -37,6 +37,7 @@ from ..errors import IbistaticError
 from ..index.sharding import canonical_key
 from . import i18n, record, signposting
 from .script import PAGE_POLICY, target_script
+from .skeleton import Skeleton
 
 __all__ = [
     "SITE_SRC",
@@ -135,44 +136,6 @@ def site_file(site_url: str, url: str | None) -> str | None:
     if relative == "" or relative.endswith("/"):
         relative += "index.html"
     return relative
-
-
-class Skeleton:
-    """A template rendered once with a marker in place of each variable, then cut at the
-    markers: filling it in is a join of its constant text and the values escaped as
-    jinja2's autoescaping escapes them (Markup values as they are).
-
-    Only for templates that print the variables plainly (``{{ name }}``): a variable
-    used in a test or a filter would see the marker, not its value.  Conditions are
-    handled by making one skeleton per outcome (`constants` fixes what they test).
-    """
-
-    _MARKER = re.compile("\x00([0-9]+)\x00")
-
-    def __init__(self, template: jinja2.Template, names: Sequence[str], constants: dict) -> None:
-        markers = {name: Markup(f"\x00{number}\x00") for number, name in enumerate(names)}
-        parts = self._MARKER.split(template.render(**constants, **markers))
-        self.chunks = parts[0::2]
-        self.fields = [names[int(number)] for number in parts[1::2]]
-
-    def fill(self, values: dict) -> str:
-        out = [self.chunks[0]]
-        for name, chunk in zip(self.fields, self.chunks[1:]):
-            out.append(_escaped(values[name]))
-            out.append(chunk)
-        return "".join(out)
-
-
-_HTML_SPECIAL = re.compile("[&<>\"']")
-
-
-def _escaped(value) -> str:
-    """What jinja2's autoescaping prints for `value`; most values need no escaping, and
-    skipping markupsafe for them halves the cost of a page."""
-    if isinstance(value, Markup):
-        return value
-    text = str(value)
-    return text if _HTML_SPECIAL.search(text) is None else escape(text)
 
 
 #: the variables of redirect.html and alert.html (the conditions of alert.html test
