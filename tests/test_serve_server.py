@@ -385,3 +385,41 @@ def test_serve_refuses_a_bad_worker_count(site):
     )
     assert result.returncode == 2
     assert "argument --workers: '0': expected a number of processes, 1 to 64" in result.stderr
+
+
+class _Cycle:
+    """Cyclic garbage, as a closed connection's objects can be."""
+
+    def __init__(self) -> None:
+        self.me = self
+
+
+def test_collector_pacing_freezes_survivors_then_gives_them_to_a_full_collection():
+    import asyncio
+    import gc
+    import weakref
+
+    from ibistatic.web.server import CollectorPacing
+
+    async def run() -> tuple[int, bool, int, bool]:
+        loop = asyncio.get_running_loop()
+        pacing = CollectorPacing(loop, freeze_every=0.02, full_every=0.3)
+        cycle = _Cycle()
+        gone = weakref.ref(cycle)
+        pacing.start()
+        try:
+            await asyncio.sleep(0.05)  # a freeze: the live cycle is out of every pass
+            frozen = gc.get_freeze_count()
+            del cycle
+            gc.collect()  # a full pass does not see frozen objects
+            kept_while_frozen = gone() is not None
+            await asyncio.sleep(0.4)  # past full_every: unfrozen, collected, frozen again
+            return frozen, kept_while_frozen, gc.get_freeze_count(), gone() is None
+        finally:
+            pacing.stop()
+            gc.unfreeze()
+
+    frozen, kept_while_frozen, frozen_again, collected = asyncio.run(run())
+    assert frozen > 0 and kept_while_frozen  # the pause-free part: survivors frozen
+    assert collected  # the bounded part: the full collection freed the frozen cycle
+    assert frozen_again > 0

@@ -23,7 +23,14 @@ from dataclasses import dataclass
 from uvicorn import Config, Server
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
-__all__ = ["Limits", "run_server", "bind_socket", "GuardedProtocol", "ServerHandle"]
+__all__ = [
+    "Limits",
+    "run_server",
+    "bind_socket",
+    "GuardedProtocol",
+    "ServerHandle",
+    "CollectorPacing",
+]
 
 
 @dataclass(frozen=True)
@@ -173,16 +180,21 @@ class _Server(Server):
         self._on_started = on_started
         self._on_stopping = on_stopping
         self._address = address
+        self._pacing: CollectorPacing | None = None
 
     async def startup(self, sockets=None) -> None:
         # What was made before serving (modules, the app) lives as long as the server:
         # out of the garbage collector's passes, which then walk only what requests make.
         gc.freeze()
+        self._pacing = CollectorPacing(asyncio.get_running_loop())
+        self._pacing.start()
         await super().startup(sockets)
         if not self.should_exit and self._on_started is not None:
             self._on_started(*self._address)
 
     async def shutdown(self, sockets=None) -> None:
+        if self._pacing is not None:
+            self._pacing.stop()
         if self._on_stopping is not None:
             # In a thread: the loop goes on answering (a resolver may call back) meanwhile.
             await asyncio.get_running_loop().run_in_executor(None, self._on_stopping)
@@ -192,6 +204,43 @@ class _Server(Server):
         if self.should_exit:
             self.force_exit = True
         self.should_exit = True
+
+
+class CollectorPacing:
+    """Keeps the garbage collector's full passes out of the answers.
+
+    The caches hold a few hundred thousand small objects (items, resolutions); a full
+    collection walks them all (0.1-0.3 s at 1M keys, measured), and the interpreter
+    starts one whenever a quarter more objects have survived since the last: every few
+    seconds under load, each pause delaying every request in flight (wrk's p99 went
+    from 15 ms to 70 ms).  So every `freeze_every` seconds what has survived is frozen
+    (``gc.freeze``: out of every pass; freed by reference counting when evicted, since
+    cached values hold no cycles), and every `full_every` seconds it is all given back
+    to one full collection, which frees any cyclic garbage frozen meanwhile (a closed
+    connection's objects): one pause per `full_every`, memory bounded."""
+
+    def __init__(self, loop, freeze_every: float = 1.0, full_every: float = 600.0) -> None:
+        self.loop = loop
+        self.freeze_every = freeze_every
+        self.full_every = full_every
+        self._next_full = loop.time() + full_every
+        self._handle = None
+
+    def start(self) -> None:
+        self._handle = self.loop.call_later(self.freeze_every, self._tick)
+
+    def stop(self) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+
+    def _tick(self) -> None:
+        if self.loop.time() >= self._next_full:
+            gc.unfreeze()
+            gc.collect()
+            self._next_full = self.loop.time() + self.full_every
+        gc.freeze()
+        self.start()
 
 
 class ServerHandle:
