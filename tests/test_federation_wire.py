@@ -260,15 +260,40 @@ def test_a_urlkey_expires():
     assert not keys.spend(late)
 
 
-def test_spent_urlkeys_are_bounded():
+def test_spent_urlkeys_are_forgotten_once_expired():
     clock = Clock()
-    keys = UrlKeys(seconds=60, capacity=100, clock=clock)
-    issued = [keys() for _ in range(500)]
+    keys = UrlKeys(seconds=60, clock=clock)
+    issued = [keys() for _ in range(300)]
     assert all(keys.spend(key) for key in issued)
-    assert len(keys) == 100
+    assert len(keys) == 300
     clock.now += 61
-    keys.spend(keys())  # expired ones are forgotten
-    assert len(keys) == 1
+    keys.spent.prune(clock())
+    assert len(keys) == 0
+    assert not any(keys.spend(key) for key in issued)  # expired: refused all the same
+
+
+def _spend_in_a_child(keys, key, results) -> None:
+    results.put(keys.spend(key))
+
+
+def test_a_replayed_urlkey_is_accepted_once_by_all_forked_workers_together():
+    """serve --workers N: a replay may reach any worker; the spent keys are shared."""
+    import multiprocessing
+
+    fork = multiprocessing.get_context("fork")
+    keys = UrlKeys()
+    key = keys()
+    results = fork.Queue()
+    workers = [fork.Process(target=_spend_in_a_child, args=(keys, key, results)) for _ in range(4)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(30)
+    assert sorted(results.get(timeout=5) for _ in workers) == [False, False, False, True]
+    assert not keys.spend(key)  # nor by the parent
+    folder = Path(keys.spent.path).parent
+    keys.spent._remove()
+    assert not folder.exists()  # the store goes with the server
 
 
 def test_an_acknowledgment_needs_the_pairs_of_table_6_11():

@@ -10,20 +10,32 @@ summarised per item by ``ibistatic acks`` (:func:`summarise`).
 
 from __future__ import annotations
 
+import atexit
 import hmac
 import json
+import os
 import re
 import secrets
+import shutil
+import sqlite3
+import tempfile
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import UsageError
 
-__all__ = ["UrlKeys", "AckLog", "ack_record", "summarise", "ItemCount", "DEFAULT_KEY_SECONDS"]
+__all__ = [
+    "UrlKeys",
+    "SpentKeys",
+    "AckLog",
+    "ack_record",
+    "summarise",
+    "ItemCount",
+    "DEFAULT_KEY_SECONDS",
+]
 
 #: how long an issued urlkey may be acknowledged (a resolver acknowledges at once)
 DEFAULT_KEY_SECONDS = 600.0
@@ -44,10 +56,10 @@ class UrlKeys:
     A key is ``<issue second>-<10 random digits><16 digits of an HMAC>`` (Table 5.1:
     ``10*DIGIT ["-" 10*DIGIT]``): the HMAC (SHA-256, a secret made at start) makes keys
     unforgeable and lets any process holding the secret check one, so the forked workers
-    of ``serve --workers`` all accept the keys any of them issued, with no shared state
-    and no memory per issued key.  A spent key is remembered until it expires (at most
-    `capacity` of them; the oldest are forgotten first), so each is accepted once per
-    process.
+    of ``serve --workers`` all accept the keys any of them issued, with no memory per
+    issued key.  A spent key is remembered until it expires in a :class:`SpentKeys`
+    store the workers share, so each key is accepted once by the whole server, whichever
+    worker a replay reaches.
     """
 
     _KEY = re.compile(r"([0-9]{10})-([0-9]{10})([0-9]{16})")
@@ -55,16 +67,15 @@ class UrlKeys:
     def __init__(
         self,
         seconds: float = DEFAULT_KEY_SECONDS,
-        capacity: int = 1_000_000,
         clock: Callable[[], float] = time.time,
         secret: bytes | None = None,
+        spent: "SpentKeys | None" = None,
     ) -> None:
         if seconds <= 0:
             raise UsageError(f"urlkey lifetime {seconds!r}: expected a positive number of seconds")
-        self.seconds, self.capacity, self.clock = seconds, capacity, clock
+        self.seconds, self.clock = seconds, clock
         self._secret = secret if secret is not None else secrets.token_bytes(32)
-        self._spent: OrderedDict[str, float] = OrderedDict()
-        self._lock = threading.Lock()
+        self.spent = spent if spent is not None else SpentKeys()
 
     def __call__(self) -> str:
         """A fresh key."""
@@ -77,7 +88,7 @@ class UrlKeys:
 
     def spend(self, key: str) -> bool:
         """Whether `key` was issued with this secret, has not expired and was not spent
-        here before; spends it."""
+        before (by any process sharing the store); spends it."""
         match = self._KEY.fullmatch(key)
         if match is None:
             return False
@@ -88,23 +99,68 @@ class UrlKeys:
         expiry = int(match.group(1)) + self.seconds
         if expiry <= now:
             return False
-        with self._lock:
-            self._forget_spent(now)
-            if key in self._spent:
-                return False
-            self._spent[key] = expiry
-        return True
+        return self.spent.first(key, expiry, now)
 
     def __len__(self) -> int:
-        """How many spent keys are remembered."""
-        return len(self._spent)
+        """How many spent keys are remembered (those not yet expired, or not yet forgotten)."""
+        return len(self.spent)
 
-    def _forget_spent(self, now: float) -> None:
-        while self._spent:
-            key, expiry = next(iter(self._spent.items()))
-            if expiry > now and len(self._spent) < self.capacity:
-                break
-            del self._spent[key]
+
+class SpentKeys:
+    """The urlkeys spent by every process of one server: a SQLite table in a folder made
+    at start and removed at exit.  Forked workers share the file (each opens its own
+    connection on first use; SQLite serialises the writers), so "spent once" holds for
+    the whole server.  Expired keys are deleted as new ones come."""
+
+    #: spends between two deletions of expired keys
+    PRUNE_EVERY = 256
+
+    def __init__(self) -> None:
+        self._folder = tempfile.mkdtemp(prefix="ibistatic-urlkeys-")
+        self.path = os.path.join(self._folder, "spent.sqlite")
+        self._owner = os.getpid()
+        self._pid: int | None = None
+        self._connection: sqlite3.Connection | None = None
+        self._lock = threading.Lock()
+        self._spends = 0
+        with self._lock:
+            self._db().execute(
+                "CREATE TABLE IF NOT EXISTS spent (key TEXT PRIMARY KEY, expiry REAL)"
+            )
+        atexit.register(self._remove)
+
+    def first(self, key: str, expiry: float, now: float) -> bool:
+        """Whether `key` is spent here for the first time; records it until `expiry`."""
+        with self._lock:
+            db = self._db()
+            self._spends += 1
+            if self._spends % self.PRUNE_EVERY == 0:
+                db.execute("DELETE FROM spent WHERE expiry <= ?", (now,))
+            inserted = db.execute("INSERT OR IGNORE INTO spent VALUES (?, ?)", (key, expiry))
+            return inserted.rowcount == 1
+
+    def prune(self, now: float) -> None:
+        with self._lock:
+            self._db().execute("DELETE FROM spent WHERE expiry <= ?", (now,))
+
+    def __len__(self) -> int:
+        with self._lock:
+            return self._db().execute("SELECT COUNT(*) FROM spent").fetchone()[0]
+
+    def _db(self) -> sqlite3.Connection:
+        """This process's connection (a connection must not cross a fork)."""
+        if self._pid != os.getpid():
+            connection = sqlite3.connect(
+                self.path, timeout=30, isolation_level=None, check_same_thread=False
+            )
+            connection.execute("PRAGMA journal_mode=WAL")
+            connection.execute("PRAGMA synchronous=OFF")  # a crash loses only the record
+            self._connection, self._pid = connection, os.getpid()
+        return self._connection
+
+    def _remove(self) -> None:
+        if os.getpid() == self._owner:
+            shutil.rmtree(self._folder, ignore_errors=True)
 
 
 def ack_record(query: Mapping[str, str], client_ip: str | None, when: float) -> dict:
