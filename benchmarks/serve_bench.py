@@ -29,7 +29,6 @@ Figures are printed, never asserted: see benchmarks/README.md.
 from __future__ import annotations
 
 import argparse
-import http.client
 import random
 import re
 import shutil
@@ -295,13 +294,7 @@ def _warm_up(port: int, index: Path, paths: list[str], workers: int) -> tuple[in
     chosen = [by_ibi[ibi] for ibi in resolver_bench._one_path_per_shard(index, list(by_ibi))]
     started = time.perf_counter()
     for _ in range(workers):
-        for path in chosen:
-            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-            try:
-                connection.request("GET", path)
-                connection.getresponse().read()
-            finally:
-                connection.close()
+        resolver_bench.ask_each(port, chosen)
     return len(chosen) * workers, time.perf_counter() - started
 
 
