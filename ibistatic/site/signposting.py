@@ -107,8 +107,9 @@ def metadata_links(site_url: str, item: Item) -> tuple[Link, ...]:
 #: (its reserved characters), and "%" when it starts an escape (see _LONE_PERCENT)
 _URI_SAFE = ":/?#[]@!$&'()*+,;=%"
 _LONE_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
-#: what a quoted parameter value may hold: visible ASCII but for '"' and "\\\\" (no space)
-_PARAMETER = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]*")
+#: what a quoted parameter value may hold: visible ASCII but for '"', backslash, '<', '>'
+#: (so ",<" is found in a header only between two links: serverlinks splits there)
+_PARAMETER = re.compile(r"[\x21\x23-\x3b\x3d\x3f-\x5b\x5d-\x7e]*")
 
 
 def uri_reference(href: str) -> str:
