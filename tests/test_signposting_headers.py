@@ -23,7 +23,14 @@ from urllib.parse import quote, unquote
 import pytest
 
 from archive_factory import write_archive, write_item
-from ibistatic.site.serverlinks import page_uris
+from ibistatic.cli import main
+from ibistatic.core.http import header_value
+from ibistatic.index.reader import Index
+from ibistatic.site.pagelinks import PageLinks, all_page_links, page_patterns
+from ibistatic.site.serverconfs import nginx_key_limit
+from ibistatic.site.serverlinks import apache_links, nginx_links, page_uris
+from ibistatic.site.signposting import Link, link_header, uri_reference
+from ibistatic.web.app import ArchiveApp
 from serve_process import running, serve_command
 from site_helpers import build
 from test_real_servers import (
@@ -270,8 +277,7 @@ def server(request, sites, readable_tmp):
             yield kind, {"sample": sample, "synthetic": synthetic, "hostile": hostile}
         return
     workdir = subfolder(readable_tmp, kind + "-links")
-    bigger = ("--map-bucket-size", "128") if kind == "nginx" else ()
-    includes, ports = _vhosts(kind, sites, workdir, *bigger)
+    includes, ports = _vhosts(kind, sites, workdir)  # nginx: its default bucket size
     if kind == "nginx":
         process = start_nginx(workdir, includes, next(iter(ports.values())))
         log = workdir / "nginx.log"
@@ -309,3 +315,202 @@ def test_head_and_304_carry_the_link_header_too(server, sites):
     again = get(ports["sample"], page, headers={"If-None-Match": full.getheader("ETag")})
     assert again.status == 304
     assert again.getheader("Link") == expected
+
+
+def test_the_hostile_targets_are_percent_encoded_in_the_header(server, sites):
+    _, ports = server
+    header = get(ports["hostile"], "/record/example.org/hostile/2020/01.01.00.00/").getheader(
+        "Link"
+    )
+    files = "<https://files.example.org/a%22b%3Ec,d;e/%C3%A7%C3%A3o/example.org/hostile/"
+    assert files + '2020/01.01.00.00/q%22uote%3E,semi;colon.txt>;rel="item";type="text/plain"' in (
+        header
+    )
+    assert "break" not in header  # the file with CR/LF in its name is not published
+    assert [rel for rel, *_ in parse_link_header(header)] == [
+        "cite-as",
+        "describedby",
+        "describedby",
+        "item",
+        "item",
+        "item",
+        "type",
+        "type",
+    ]
+
+
+# -- the pure parts ----------------------------------------------------------------------
+
+
+HOSTILE_HREFS = [
+    'https://h.example/a"b>c,d;e',
+    "https://h.example/line\r\nbreak\tand space",
+    "https://h.example/ção/ü?q=ñ#frag",
+    "https://h.example/<tag>/%41%zz/100%",
+    "https://h.example/{a}|b\\c^d`e",
+]
+
+
+@pytest.mark.parametrize("href", HOSTILE_HREFS)
+def test_a_hostile_target_parses_back_to_the_same_link(href):
+    value = link_header((Link(href, "item", "text/plain"), Link("https://s/x", "cite-as")))
+    assert value.isascii() and not re.search(r"[\s\x00-\x1f]", value)
+    assert header_value(value) == value  # nothing left for serve to escape
+    (rel, got, kind, _), cite = parse_link_header(value)
+    assert (rel, unquote(got), kind) == ("item", unquote(href), "text/plain")
+    assert cite == ("cite-as", "https://s/x", None, None)
+    assert uri_reference(got) == got  # already a URI-Reference
+
+
+def test_uri_reference_keeps_escapes_and_encodes_a_lone_percent():
+    assert uri_reference("https://h/%C3%A7 %zz%") == "https://h/%C3%A7%20%25zz%25"
+    assert uri_reference("https://h/a,b;c=d?e=f&g#h") == "https://h/a,b;c=d?e=f&g#h"
+
+
+def test_a_link_whose_parameter_cannot_be_quoted_is_left_out():
+    links = (Link("https://s/a", "item", 'text/"x"'), Link("https://s/b", "cite-as"))
+    assert link_header(links) == '<https://s/b>;rel="cite-as"'
+
+
+def test_a_page_with_too_many_links_has_them_on_the_page_only(tmp_path):
+    archive = write_archive(
+        tmp_path / "many", "many.example.org", "example.org/many/2019/01.01.00.00"
+    )
+    files = {f"figure-{n:03d}-{'x' * 40}.png": "png\n" for n in range(80)}
+    write_item(
+        archive,
+        "example.org/many/2020/01.01.00.00",
+        files,
+        state="Original",
+        target=sorted(files)[0],
+        dublin_core={"title": ["Many figures"]},
+    )
+    site = build(tmp_path, [archive], site_url=SITE_URL)
+    app = ArchiveApp(site)
+    record = "/record/example.org/many/2020/01.01.00.00/"
+    page = (site / record[1:] / "index.html").read_bytes()
+    assert len(page_links(page)) == 85 and len(link_header_of(app, record)) == 0
+    metadata = "/metadata/example.org/many/2020/01.01.00.00/"
+    assert (
+        header_matches_page(
+            link_header_of(app, metadata)[0], (site / metadata[1:] / "index.html").read_bytes()
+        )
+        is None
+    )
+    assert record[1:] + "index.html" not in dict(all_page_links(Index(site)))
+
+
+def link_header_of(app, target: str) -> list[str]:
+    return [value for name, value in app.respond("GET", target, {}).headers if name == "Link"]
+
+
+def test_serve_looks_up_only_the_keys_a_page_names(sites):
+    index = Index(sites["sample"])
+    asked = []
+    records = index.records
+    index.records = lambda key: asked.append(key) or records(key)
+    links = PageLinks(index)
+    assert asked == []  # nothing read to start: any size of index
+    assert links.header("record/iconet.com.br/banon/2009/09.09.22.01/index.html")
+    assert asked == ["iconet.com.br/banon/2009/09.09.22.01"]
+    assert links.header("files/8JMKD3MGP8W/35MMLL8/index.html") is None
+    assert links.header("index.html") is None and links.header("assets/x/index.html") is None
+    assert links.header("record/iconet.com.br/banon/2009/09.09.22.01/index.html")
+    # the file list's template names the IBIp: its records name the repository
+    assert asked[1:] == ["8JMKD3MGP8W/35MMLL8", "sid.inpe.br/mtc-m18@80/2009/07.21.14.43"]
+
+
+def test_the_url_templates_name_the_pages_items():
+    patterns = page_patterns(
+        [
+            ("{site}record/{repository}/", ""),
+            ("{site}files/{ibip}/{address}/list.html?x={repository}", "a.example"),
+            ("http://{address}/col/{repository}/doc/", "a.example"),  # outside the site
+            ("{site}static/list.html", ""),  # names no item
+        ]
+    )
+    assert [p.pattern for p in patterns] == [
+        r"record/(?P<repository>[^?#\x00-\x1f]+?)/index\.html",
+        r"files/(?P<ibip>[^?#\x00-\x1f]+?)/a\.example/list\.html",
+    ]
+    assert patterns[1].fullmatch("files/8JMKD3MGP8W/35MMLL8/a.example/list.html")["ibip"] == (
+        "8JMKD3MGP8W/35MMLL8"
+    )
+
+
+def test_nginx_keys_a_page_by_its_folder_number_and_item_within_its_bucket():
+    links = [
+        ("record/" + "a" * 45 + "/index.html", "<https://s/a>"),  # 47 bytes: too long
+        ("record/" + "b" * 44 + "/index.html", "<https://s/b>"),  # 46: fits
+        ("files/x/index.html", "<https://s/x>"),
+        ("record/Ab/index.html", "<https://s/1>"),  # one key, two values: neither
+        ("record/aB/index.html", "<https://s/2>"),
+        ("record/cd/index.html", "<https://s/3>"),  # one key, one value: both
+        ("record/CD/index.html", "<https://s/3>"),
+        ("index.html", "<https://s/top>"),  # in no folder of its own
+    ]
+    made = nginx_links(links, nginx_key_limit(64))
+    assert made.folders == ["files", "record"]
+    assert made.entries == [
+        ("0/x", "<https://s/x>"),
+        ("1/" + "b" * 44, "<https://s/b>"),
+        ("1/cd", "<https://s/3>"),
+    ]
+    assert made.left_out == 4
+
+
+def test_server_config_nginx_maps_every_sample_page_at_the_default_bucket(sites, capsys):
+    site = sites["sample"]
+    assert main(["server-config", "nginx", "--site", str(site)]) == 0
+    out = capsys.readouterr().out
+    assert "and 0 pages are\n# sent without their Signposting Link header" in out
+    prefix = re.search(r"map \$uri \$(ibistatic_[0-9a-f]{8})_page \{", out).group(1)
+    assert [line for line in out.splitlines() if "index\\\\.html$" in line] == [
+        f'    "~^/{folder}/(.+?)/+index\\\\.html$" "{code}/$1";'
+        for code, folder in enumerate(["files", "metadata", "record"])
+    ]
+    start = out.index(f"map ${prefix}_page ${prefix}_link {{\n")
+    block = out[start : out.index("\n}\n", start)].splitlines()[1:]
+    pages = sorted(
+        f"{['files', 'metadata', 'record'].index(page.parts[0])}/{'/'.join(page.parts[1:-1])}"
+        for folder in ("files", "metadata", "record")
+        for page in (p.relative_to(site) for p in (site / folder).rglob("index.html"))
+    )
+    assert [line.split('"')[1] for line in block] == pages
+    assert f"    add_header Link ${prefix}_link;" in out
+
+
+def test_apache_cuts_long_values_between_links_and_leaves_out_what_cannot_fit():
+    links = [Link(f"https://s/{n:04d}/" + "x" * 200, "item") for n in range(12)]
+    value = link_header(tuple(links))
+    long = "<https://s/" + "y" * 1200 + '>;rel="item"'
+    made = apache_links([("record/a/index.html", value), ("record/b/index.html", long)], "/")
+    assert (made.chunks, made.left_out) == (3, 1)  # four links of 228 bytes a chunk
+    chunks = [line.split(" ", 1)[1] for line in made.lines if line.startswith("link")]
+    assert [line.split(" ")[0] for line in made.lines][:5] == [
+        "link1:/record/a/index.html",
+        "link2:/record/a/index.html",
+        "link3:/record/a/index.html",
+        "link1:/record/a/",
+        "link2:/record/a/",
+    ]
+    assert all(len(line.encode()) <= 1000 for line in made.lines)
+    assert ",".join(chunks[:3]) == value
+    assert not any("record/b" in line for line in made.lines)
+
+
+def test_server_config_apache_sends_the_chunks_as_one_header(sites, tmp_path, capsys):
+    output = tmp_path / "ibi.conf"
+    assert (
+        main(["server-config", "apache", "--site", str(sites["sample"]), "--output", str(output)])
+        == 0
+    )
+    capsys.readouterr()
+    vhost = output.read_text(encoding="utf-8")
+    assert "# 0 pages are sent without their Signposting Link header" in vhost
+    rules = (tmp_path / "ibi.rewritemap.txt").read_text(encoding="utf-8")
+    assert "\nlink2:/record/iconet.com.br/banon/2009/09.09.22.01/ <" in rules
+    prefix = re.search(r"RewriteMap (ibistatic_[0-9a-f]{8}) ", vhost).group(1)
+    variable = prefix.upper() + "_LINK"
+    assert f'        Header set Link "%{{{variable}1}}e" env={variable}1\n' in vhost
+    assert f'        Header append Link "%{{{variable}2}}e" env={variable}2\n' in vhost

@@ -30,7 +30,13 @@ from ..index.sharding import canonical_key
 from ..lru import LruCache
 from .pages import site_file
 from .record import representative
-from .signposting import link_header, metadata_links, record_links, record_path
+from .signposting import (
+    MAX_LINK_HEADER,
+    link_header,
+    metadata_links,
+    record_links,
+    record_path,
+)
 
 __all__ = ["page_links", "page_patterns", "PageLinks", "all_page_links", "RECORD_URL"]
 
@@ -45,8 +51,17 @@ def page_links(site_url: str, key: str, records: list[dict]) -> dict[str, str]:
     """Page (its path in the site, decoded: ``record/<key>/index.html``) -> ``Link``
     value, for the pages the build makes of the IBI `key` held as `records` (the index's,
     in the Archives' order): each live holder's file list and metadata page (the first
-    holder's where two write one path), then the record page.  Empty unless `key` is the
-    items' repository key (an IBIp's pages are its repository's)."""
+    holder's where two write one path), then the record page; a page whose value is
+    longer than MAX_LINK_HEADER has none.  Empty unless `key` is the items' repository
+    key (an IBIp's pages are its repository's)."""
+    return {
+        path: value
+        for path, value in _page_values(site_url, key, records).items()
+        if len(value) <= MAX_LINK_HEADER  # longer: on the page only
+    }
+
+
+def _page_values(site_url: str, key: str, records: list[dict]) -> dict[str, str]:
     items = [item_from_record(record) for record in records]
     if not items or items[0].key != key:
         return {}
@@ -78,7 +93,7 @@ def page_patterns(templates: list[tuple[str, str]]) -> list[re.Pattern]:
         if path == "" or path.endswith("/"):
             path += "index.html"  # as site_file names a folder's page
         pattern = _template_pattern(path, address)
-        if pattern is not None:
+        if pattern is not None and pattern not in patterns:
             patterns.append(pattern)
     return patterns
 

@@ -37,7 +37,7 @@ from ..core.http import FOUND, GONE, SEE_OTHER
 from ..core.relations import parse_modifier
 from ..targets import PublishedUrl
 from .hostfiles import HostRule, host_rules
-from .serverlinks import ApacheLinks, apache_link_directives, nginx_link_entries, nginx_link_map
+from .serverlinks import ApacheLinks, apache_link_directives, nginx_link_maps, nginx_links
 
 __all__ = [
     "VirtualHost",
@@ -160,11 +160,11 @@ def nginx_vhost_text(
     limit = nginx_key_limit(host.bucket_size)
     folded = _folded(rules)
     fitting = [rule for rule in folded if len((host.base + rule.path).encode()) <= limit]
-    entries, long_links = nginx_link_entries(links, host.base, limit)
+    pages = nginx_links(links, limit)
     lines = [
-        *_nginx_head(host, len(folded) - len(fitting), long_links),
+        *_nginx_head(host, len(folded) - len(fitting), pages.left_out),
         *_nginx_maps(fitting, host),
-        *nginx_link_map(entries, host.prefix, nginx_string),
+        *nginx_link_maps(pages, host.base, host.prefix, nginx_string),
         *_nginx_server(host),
     ]
     return _dollar("".join(line + "\n" for line in lines), host.prefix)
@@ -179,8 +179,8 @@ def _nginx_head(host: VirtualHost, too_long: int, long_links: int) -> list[str]:
         f"# {host.resolver_url} (docs/hosting.md#nginx). Names start with {host.prefix}_,",
         "# so several sites share one nginx; no map_hash_* directive is set here.",
         f"# {too_long} rules have a path longer than map_hash_bucket_size {host.bucket_size} holds",
-        f"# (nginx would refuse to start): the resolver answers them; and {long_links} page URIs",
-        "# are left out of the Link map (sent without their Signposting Link header).",
+        f"# (nginx would refuse to start): the resolver answers them; and {long_links} pages are",
+        "# sent without their Signposting Link header (their map keys are too long too).",
         f"# To answer them here, put `map_hash_bucket_size {bigger};` (or more) once in",
         f"# nginx.conf's http {{}} and generate with --map-bucket-size {bigger}.",
         "",

@@ -3,12 +3,12 @@
 value its own ``<link>`` elements say, keyed by the path the server sees.
 
 A page is asked as its file (``/record/<key>/index.html``) or as its folder
-(``/record/<key>/``): the keys are what the server's variable holds then, percent-decoded
-(Apache's ``%{REQUEST_URI}`` either, nginx's ``$uri`` once it found the file).  nginx matches map
-keys ignoring case: two pages whose paths differ only in case and whose values differ
-are both left out (never a wrong header); nginx also refuses a key longer than a hash
-bucket holds, so those are left out and counted in the file's head (the same limit, and
-the same remedy, as the rules).  An Apache map holds one word of at most about 1,000
+(``/record/<key>/``): Apache's keys are what ``%{REQUEST_URI}`` holds then (percent-
+decoded); nginx's are shorter (:func:`nginx_links`), since nginx refuses a map key
+longer than a hash bucket holds: a page whose key is longer is left out and counted in
+the file's head (the same limit, and the same remedy, as the rules).  nginx matches map
+keys ignoring case: two pages whose keys differ only in case and whose values differ
+are both left out (never a wrong header).  An Apache map holds one word of at most about 1,000
 bytes per key: values have no space (:func:`~.signposting.link_header`) and are cut into
 chunks of whole links; a page whose path has a space is left out.
 """
@@ -21,9 +21,9 @@ from typing import NamedTuple
 
 __all__ = [
     "page_uris",
-    "nginx_uris",
-    "nginx_link_entries",
-    "nginx_link_map",
+    "NginxLinks",
+    "nginx_links",
+    "nginx_link_maps",
     "ApacheLinks",
     "apache_links",
     "apache_link_directives",
@@ -33,6 +33,8 @@ ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstu
 #: what no key or value of a map may hold: a space or a control character
 _UNFIT = re.compile(r"[\s\x00-\x1f\x7f]")
 _PAGE = "index.html"
+#: a page in a folder of its own: the pages that carry links all are
+_FOLDER_PAGE = re.compile(r"([^/]+)/(.+)/index\.html")
 #: the longest line of an Apache map: mod_rewrite and httxt2dbm read lines of 1,024 bytes,
 #: and an sdbm file (httxt2dbm's default) holds a key and its value in 1,008
 APACHE_LINE = 1000
@@ -49,42 +51,56 @@ def page_uris(path: str, base: str) -> list[str]:
     return uris
 
 
-def nginx_uris(path: str, base: str) -> list[str]:
-    """The ``$uri`` nginx has when it sends the page at `path`: the file's, and for a
-    folder's page asked as the folder, what the vhost's ``try_files $uri
-    $uri/index.html`` makes of it (``/record/<key>//index.html``: a folder is no file)."""
-    uris = [base + path]
-    if path.endswith("/" + _PAGE):
-        uris.append(base + path[: -len(_PAGE)] + "/" + _PAGE)
-    return uris
+class NginxLinks(NamedTuple):
+    """The Link part of an nginx virtual host: the top folders of the pages (a page's
+    key starts with its folder's number), (key, value) sorted, and the pages left out."""
+
+    folders: list[str]
+    entries: list[tuple[str, str]]
+    left_out: int
 
 
-def nginx_link_entries(
-    links: Iterable[tuple[str, str]], base: str, limit: int
-) -> tuple[list[tuple[str, str]], int]:
-    """(folded key, value) of each page URI for nginx's map, sorted, and the number of
-    page URIs left out (longer than `limit` bytes, or one key of two pages)."""
+def nginx_links(links: Iterable[tuple[str, str]], limit: int) -> NginxLinks:
+    """A page ``<folder>/<item>/index.html`` is keyed ``<folder number>/<item>`` (folded
+    to lower case): the short key an INPE repository key fits into nginx's default hash
+    bucket with (46 bytes), where ``/record/<key>/index.html`` would not.  A page whose
+    key is longer than `limit` bytes, or that shares its key with another page, is left
+    out (never a wrong header)."""
+    links = list(links)
+    pages = [(_FOLDER_PAGE.fullmatch(path), value) for path, value in links]
+    folders = sorted({match[1] for match, _ in pages if match})
+    codes = {folder: str(number) for number, folder in enumerate(folders)}
     found: dict[str, str | None] = {}
-    uris = 0
-    for path, value in links:
-        keys = [uri.translate(ASCII_LOWER) for uri in nginx_uris(path, base)]
-        uris += len(keys)
-        for key in keys:
-            if len(key.encode()) <= limit and not _UNFIT.search(key):
-                if found.setdefault(key, value) != value:
-                    found[key] = None  # two pages, one key (case): neither
-    kept = sorted((key, value) for key, value in found.items() if value is not None)
-    return kept, uris - len(kept)
+    keys = []
+    for match, value in pages:
+        key = f"{codes[match[1]]}/{match[2]}".translate(ASCII_LOWER) if match else ""
+        if not key or _UNFIT.search(key) or len(key.encode()) > limit:
+            key = ""
+        elif found.setdefault(key, value) != value:
+            found[key] = None  # two pages, one key (case): neither
+        keys.append(key)
+    entries = sorted((key, value) for key, value in found.items() if value is not None)
+    return NginxLinks(folders, entries, sum(1 for key in keys if not found.get(key)))
 
 
-def nginx_link_map(entries: list[tuple[str, str]], prefix: str, quote) -> list[str]:
-    """The map from ``$uri`` to the ``Link`` value (empty: nginx sends no header);
-    `quote` is serverconfs.nginx_string."""
-    return [
+def nginx_link_maps(links: NginxLinks, base: str, prefix: str, quote) -> list[str]:
+    """Two maps: ``$uri`` of a page (asked as its file, or as its folder, which the
+    vhost's ``try_files $uri $uri/index.html`` makes ``<folder>//index.html``) -> its key,
+    by one regular expression per folder; its key -> the ``Link`` value (none: nginx
+    sends no header).  `quote` is serverconfs.nginx_string."""
+    lines = [
         "",
         "# Signposting: the Link header of the pages that carry links (docs/site.md)",
-        f"map $uri ${prefix}_link {{",
-        *(f"    {quote(key, False)} {quote(value)};" for key, value in entries),
+        f"map $uri ${prefix}_page {{",
+    ]
+    for code, folder in enumerate(links.folders):
+        pattern = "~^" + re.escape(base + folder + "/") + r"(.+?)/+index\.html$"
+        lines.append(f'    {quote(pattern, False)} "{code}/$1";')
+    return [
+        *lines,
+        "}",
+        f"map ${prefix}_page ${prefix}_link {{",
+        *(f"    {quote(key, False)} {quote(value)};" for key, value in links.entries),
         "}",
     ]
 

@@ -23,6 +23,7 @@ __all__ = [
     "metadata_links",
     "link_header",
     "uri_reference",
+    "MAX_LINK_HEADER",
     "schema_type",
     "cite_as",
     "record_path",
@@ -103,6 +104,10 @@ def metadata_links(site_url: str, item: Item) -> tuple[Link, ...]:
     return (Link(cite_as(site_url, item), "cite-as"), Link(record, "describes", "text/html"))
 
 
+#: the longest ``Link`` value a server sends (bytes): a page with more links (an item of
+#: hundreds of files) has them on the page only, since clients refuse longer heads
+#: (Node's HTTP parser: 16 KiB for all the headers of a response)
+MAX_LINK_HEADER = 8192
 #: what RFC 3986's URI-Reference holds unescaped besides letters, digits and "_.-~"
 #: (its reserved characters), and "%" when it starts an escape (see _LONE_PERCENT)
 _URI_SAFE = ":/?#[]@!$&'()*+,;=%"
