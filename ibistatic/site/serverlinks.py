@@ -157,6 +157,8 @@ def apache_link_directives(name: str, chunks: int) -> list[str]:
         "    # keys; `a2enmod headers`, without which no Link header is sent)",
     ]
     for n in range(1, chunks + 1):
+        if n > 1:  # a page with no first chunk has no other: one lookup for most requests
+            lines.append(f"    RewriteCond %{{ENV:{variable}1}} .")
         lines += [
             f"    RewriteCond ${{{name}:link{n}:%{{REQUEST_URI}}}} (.+)",
             f"    RewriteRule ^ - [E={variable}{n}:%1]",
