@@ -399,10 +399,10 @@ def test_signposting_is_one_pure_function_for_pages_and_headers():
     assert links[0] == Link("https://s/8JMKD3MGP8W/35ABCDE", "cite-as")
     assert schema_type(item) == "Dataset"
     assert link_header(links[:3]) == (
-        '<https://s/8JMKD3MGP8W/35ABCDE>; rel="cite-as", '
-        '<https://s/m/oai_dc.xml>; rel="describedby"; type="application/xml"; '
-        'profile="http://www.openarchives.org/OAI/2.0/oai_dc/", '
-        '<http://a/d.csv>; rel="item"; type="text/csv"'
+        '<https://s/8JMKD3MGP8W/35ABCDE>;rel="cite-as",'
+        '<https://s/m/oai_dc.xml>;rel="describedby";type="application/xml";'
+        'profile="http://www.openarchives.org/OAI/2.0/oai_dc/",'
+        '<http://a/d.csv>;rel="item";type="text/csv"'
     )
 
 

@@ -63,7 +63,8 @@ def add_parser(subparsers) -> None:
 
 def run(args) -> int:
     from ..index.reader import Index
-    from ..site import serverconfs
+    from ..site import serverconfs, serverlinks
+    from ..site.pagelinks import all_page_links
 
     site = Path(args.site) if args.site else _configured_site(args.config)
     index = Index(site)
@@ -81,8 +82,9 @@ def run(args) -> int:
         bucket_size=_bucket_size(args.server, args.map_bucket_size),
     )
     rules = serverconfs.index_rules(index)
+    links = list(all_page_links(index))  # Signposting Link headers (site/pagelinks.py)
     if args.server == "nginx":
-        _write(args.output, serverconfs.nginx_vhost_text(rules, host))
+        _write(args.output, serverconfs.nginx_vhost_text(rules, host, links))
         return 0
     if not args.output:
         raise UsageError(
@@ -90,9 +92,9 @@ def run(args) -> int:
         )
     output = Path(args.output).resolve()
     map_file = output.with_name(output.stem + ".rewritemap.txt")
-    vhost = serverconfs.apache_vhost_text(host, map_file)
-    _write(str(map_file), serverconfs.apache_map_text(rules))
-    _write(str(output), vhost)
+    apache_links = serverlinks.apache_links(links, host.base)
+    _write(str(map_file), serverconfs.apache_map_text(rules, apache_links))
+    _write(str(output), serverconfs.apache_vhost_text(host, map_file, apache_links))
     return 0
 
 

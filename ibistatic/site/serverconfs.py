@@ -10,6 +10,8 @@ One file per site, what Debian's ``sites-available/`` holds (docs/hosting.md):
   escape (those, as every other form, are the resolver's);
 - the site's own files (assets, the index, metadata and file-list pages, the landing
   page, ``404.html``) and the folders that hold no persistent URL, served as they are;
+- the Signposting ``Link`` header of the record, metadata and file-list pages
+  (:mod:`.serverlinks`, from :mod:`.pagelinks`);
 - a fallback: every other request goes by proxy, as the client sent it, to ``ibistatic
   serve`` at the resolver URL, which answers every persistent URL form (modifier
   compositions, file paths, ``?ibiurl.`` queries, ``+`` with ``Accept-Language``) with
@@ -35,6 +37,7 @@ from ..core.http import FOUND, GONE, SEE_OTHER
 from ..core.relations import parse_modifier
 from ..targets import PublishedUrl
 from .hostfiles import HostRule, host_rules
+from .serverlinks import ApacheLinks, apache_link_directives, nginx_link_maps, nginx_links
 
 __all__ = [
     "VirtualHost",
@@ -149,20 +152,25 @@ def _dollar(text: str, prefix: str) -> str:
     return text.replace("\0dollar\0", "${" + prefix + "_dollar}")
 
 
-def nginx_vhost_text(rules: list[HostRule], host: VirtualHost) -> str:
-    """The nginx virtual host: the maps, then the ``server {}``."""
+def nginx_vhost_text(
+    rules: list[HostRule], host: VirtualHost, links: Iterable[tuple[str, str]] = ()
+) -> str:
+    """The nginx virtual host: the maps, then the ``server {}``; `links`: (page,
+    ``Link`` value) of the pages that carry Signposting links (pagelinks.all_page_links)."""
     limit = nginx_key_limit(host.bucket_size)
     folded = _folded(rules)
     fitting = [rule for rule in folded if len((host.base + rule.path).encode()) <= limit]
+    pages = nginx_links(links, limit)
     lines = [
-        *_nginx_head(host, len(folded) - len(fitting)),
+        *_nginx_head(host, len(folded) - len(fitting), pages.left_out),
         *_nginx_maps(fitting, host),
+        *nginx_link_maps(pages, host.base, host.prefix, nginx_string),
         *_nginx_server(host),
     ]
     return _dollar("".join(line + "\n" for line in lines), host.prefix)
 
 
-def _nginx_head(host: VirtualHost, too_long: int) -> list[str]:
+def _nginx_head(host: VirtualHost, too_long: int, long_links: int) -> list[str]:
     bigger = host.bucket_size * 2
     return [
         f"# nginx virtual host of the ibistatic site in {host.site}, {_EDITED}.",
@@ -171,9 +179,10 @@ def _nginx_head(host: VirtualHost, too_long: int) -> list[str]:
         f"# {host.resolver_url} (docs/hosting.md#nginx). Names start with {host.prefix}_,",
         "# so several sites share one nginx; no map_hash_* directive is set here.",
         f"# {too_long} rules have a path longer than map_hash_bucket_size {host.bucket_size} holds",
-        "# (nginx would refuse to start): the resolver answers them. To answer them here,",
-        f"# put `map_hash_bucket_size {bigger};` once in nginx.conf's http {{}} and generate",
-        f"# with --map-bucket-size {bigger}.",
+        f"# (nginx would refuse to start): the resolver answers them; and {long_links} pages are",
+        "# sent without their Signposting Link header (their map keys are too long too).",
+        f"# To answer them here, put `map_hash_bucket_size {bigger};` (or more) once in",
+        f"# nginx.conf's http {{}} and generate with --map-bucket-size {bigger}.",
         "",
         "# nginx has no escape for '$' in a string; a geo value is never read as a variable.",
         f'geo ${host.prefix}_dollar {{ default "$"; }}',
@@ -205,6 +214,9 @@ def _nginx_server(host: VirtualHost) -> list[str]:
         f"    error_page 404 {nginx_string(base + '404.html')};",
         "    # a deleted item answers 410 Gone with its alert page",
         f"    error_page 410 @{prefix}_gone;",
+        "    # Signposting: pages that carry links say them in a Link header too (an empty",
+        "    # value, any other URI's, sends none)",
+        f"    add_header Link ${prefix}_link;",
         f"    location @{prefix}_gone {{ try_files $uri/index.html =410; }}",
         f"    location = {nginx_string(base, False)} {{ try_files /index.html =404; }}",
         f"    location ^~ {nginx_string(base + PRIVATE + '/', False)} {{ return 404; }}",
@@ -243,11 +255,12 @@ def _apache_value(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def apache_map_text(rules: list[HostRule]) -> str:
+def apache_map_text(rules: list[HostRule], links: ApacheLinks | None = None) -> str:
     """The RewriteMap (txt) beside the virtual host: ``302:<path> <url>``, ``303:...``,
     ``410:<path> 1``; a URL with a query is split into the URL before '?' and
     ``?:<path> <query>``, because Apache (2.4.60+) refuses a '?' that a map brings into
-    a substitution, while a literal '?' in the rule is fine."""
+    a substitution, while a literal '?' in the rule is fine.  Then the Signposting
+    ``link<n>:<URI> <links>`` lines (:func:`.serverlinks.apache_links`)."""
     lines = [f"# Apache RewriteMap (txt) of the rules of one ibistatic site, {_EDITED}."]
     for rule in _folded(rules):
         if rule.url is None:
@@ -257,17 +270,22 @@ def apache_map_text(rules: list[HostRule]) -> str:
         lines.append(f"{rule.status}:{rule.path} {url}")
         if question and query:
             lines.append(f"?:{rule.path} {query}")
+    lines.extend(links.lines if links else ())
     return "".join(line + "\n" for line in lines)
 
 
-def apache_vhost_text(host: VirtualHost, map_file: Path) -> str:
-    """The Apache ``<VirtualHost>``; its rules are in `map_file` (:func:`apache_map_text`)."""
+def apache_vhost_text(host: VirtualHost, map_file: Path, links: ApacheLinks | None = None) -> str:
+    """The Apache ``<VirtualHost>``; its rules (and `links`, the pages' Link headers)
+    are in `map_file` (:func:`apache_map_text`)."""
     site = str(host.site).rstrip("/")
+    links = links or ApacheLinks([], 0, 0)
     lines = [
         f"# Apache virtual host of the ibistatic site in {site}, {_EDITED}.",
         "# Debian: save as /etc/apache2/sites-available/<name>.conf with its RewriteMap file",
-        "# beside it, `a2enmod rewrite proxy proxy_http`, `a2ensite <name>`, reload; keep",
+        "# beside it, `a2enmod rewrite proxy proxy_http headers`, `a2ensite <name>`, reload; keep",
         f"# `ibistatic serve` answering at {host.resolver_url} (docs/hosting.md#apache).",
+        f"# {links.left_out} pages are sent without their Signposting Link header (a path",
+        "# with a space, or a link longer than a map line holds).",
         f"<VirtualHost {host.listen}>",
         f"    ServerName {host.server_name}",
         f"    DocumentRoot {_apache_value(_document_root(host.site, host.base))}",
@@ -277,13 +295,13 @@ def apache_vhost_text(host: VirtualHost, map_file: Path) -> str:
         "    </Directory>",
         "    DirectoryIndex index.html",
         f"    ErrorDocument 404 {host.base}404.html",
-        *_apache_rules(host, map_file),
+        *_apache_rules(host, map_file, links.chunks),
         "</VirtualHost>",
     ]
     return "".join(line + "\n" for line in lines)
 
 
-def _apache_rules(host: VirtualHost, map_file: Path) -> list[str]:
+def _apache_rules(host: VirtualHost, map_file: Path, link_chunks: int) -> list[str]:
     """The rules from the map when the request has no query and no escape (410, 303,
     302), then the proxy to the resolver for what is no file of the site."""
     name, base = host.prefix, host.base
@@ -296,6 +314,7 @@ def _apache_rules(host: VirtualHost, map_file: Path) -> list[str]:
         f"    RewriteMap {name} {_apache_value('txt:' + str(map_file))}",
         f"    RewriteMap {name}_lower int:tolower",
         f"    RewriteRule ^{re.escape(base + PRIVATE)}/ - [R=404,L]",
+        *apache_link_directives(name, link_chunks),
         "    # the rules: a request as sent, no query, no %XX escape; any case",
         plain,
         f"    RewriteCond ${{{name}:410:{key}}} =1",

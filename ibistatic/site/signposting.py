@@ -10,6 +10,7 @@ elements; a server or an nginx/Apache configuration can print the same list as a
 from __future__ import annotations
 
 import mimetypes
+import re
 from dataclasses import dataclass
 from urllib.parse import quote
 
@@ -21,6 +22,8 @@ __all__ = [
     "record_links",
     "metadata_links",
     "link_header",
+    "uri_reference",
+    "MAX_LINK_HEADER",
     "schema_type",
     "cite_as",
     "record_path",
@@ -101,14 +104,39 @@ def metadata_links(site_url: str, item: Item) -> tuple[Link, ...]:
     return (Link(cite_as(site_url, item), "cite-as"), Link(record, "describes", "text/html"))
 
 
+#: the longest ``Link`` value a server sends (bytes): a page with more links (an item of
+#: hundreds of files) has them on the page only, since clients refuse longer heads
+#: (Node's HTTP parser: 16 KiB for all the headers of a response)
+MAX_LINK_HEADER = 8192
+#: what RFC 3986's URI-Reference holds unescaped besides letters, digits and "_.-~"
+#: (its reserved characters), and "%" when it starts an escape (see _LONE_PERCENT)
+_URI_SAFE = ":/?#[]@!$&'()*+,;=%"
+_LONE_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
+#: what a quoted parameter value may hold: visible ASCII but for '"', backslash, '<', '>'
+#: (so ",<" is found in a header only between two links: serverlinks splits there)
+_PARAMETER = re.compile(r"[\x21\x23-\x3b\x3d\x3f-\x5b\x5d-\x7e]*")
+
+
+def uri_reference(href: str) -> str:
+    """`href` as an RFC 3986 URI-Reference: every character it cannot hold (a space,
+    '"', '<', '>', a control character, non-ASCII...) percent-encoded as UTF-8; its own
+    ``%XX`` escapes kept, a lone '%' encoded."""
+    return quote(_LONE_PERCENT.sub("%25", href), safe=_URI_SAFE)
+
+
 def link_header(links: tuple[Link, ...]) -> str:
-    """`links` as the value of an HTTP ``Link`` header (RFC 8288)."""
+    """`links` as the value of an HTTP ``Link`` header (RFC 8288): each target an
+    URI-Reference (:func:`uri_reference`), so that no '>', ',', CR or LF of a URL can end
+    it early.  Written without spaces (RFC 8288 allows none around ';' and ','), so the
+    value is one word where a server's map needs one (an Apache RewriteMap).  A link
+    whose parameters could not be quoted is left out (none of ours: they are constants
+    and media types)."""
     parts = []
     for link in links:
-        part = f'<{link.href}>; rel="{link.rel}"'
-        if link.type:
-            part += f'; type="{link.type}"'
-        if link.profile:
-            part += f'; profile="{link.profile}"'
-        parts.append(part)
-    return ", ".join(parts)
+        params = [("rel", link.rel), ("type", link.type), ("profile", link.profile)]
+        quoted = [(name, value) for name, value in params if value]
+        if not all(_PARAMETER.fullmatch(value) for _, value in quoted):
+            continue
+        href = uri_reference(link.href)
+        parts.append(f"<{href}>" + "".join(f';{name}="{value}"' for name, value in quoted))
+    return ",".join(parts)

@@ -91,7 +91,10 @@ class ArchiveApp:
         self.resolver = resolver or Resolver(index_dir)
         self.service = service or default_service()
         root = Path(site)
-        self.static = StaticFiles(root) if index_dir == root / "index" else None
+        self.static = (
+            StaticFiles(root, links=self._page_links) if index_dir == root / "index" else None
+        )
+        self._links = None  # site.pagelinks.PageLinks of the index now open
         self._checked = time.monotonic()
         self._lock = threading.Lock()
 
@@ -158,6 +161,16 @@ class ArchiveApp:
         site = self.resolver.index.site_url
         message = f"This server resolves the persistent URLs of {site}: ask for /<IBI>."
         return page(HTTPStatus.OK, "ibistatic", message, "/")
+
+    def _page_links(self, page: str) -> str | None:
+        """The Signposting ``Link`` value of a page of the site (site/pagelinks.py), from
+        the index open now (a rebuild replaces it)."""
+        from ..site.pagelinks import PageLinks
+
+        links, index = self._links, self.resolver.index
+        if links is None or links.index is not index:
+            links = self._links = PageLinks(index)
+        return links.header(page)
 
     def _reload_if_due(self) -> None:
         now = time.monotonic()

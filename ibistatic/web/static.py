@@ -4,7 +4,9 @@
 without it is a persistent URL first (``/<IBI>`` and ``/<IBI>/`` differ: a redirect, and
 its page), and gets a ``301`` to ``.../`` only when it is none.  Content types follow the file's
 suffix; ``ETag`` and ``Last-Modified`` let clients ask again with ``If-None-Match`` or
-``If-Modified-Since`` and get ``304``.  Nothing outside the site is ever read: a path
+``If-Modified-Since`` and get ``304``.  A page that carries Signposting links (a record,
+metadata or file-list page) has them as a ``Link`` header too, on a ``304`` as well (the
+`links` callable: site/pagelinks.py).  Nothing outside the site is ever read: a path
 with ``..``, a ``.`` segment, a hidden name, an encoded ``/`` or ``\\``, a NUL, or a
 symlink whose target lies outside the site is no file here (the request goes on to the
 resolver, which answers it as a URL).
@@ -15,7 +17,7 @@ from __future__ import annotations
 import mimetypes
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from email.utils import formatdate, parsedate_to_datetime
 from pathlib import Path
 from urllib.parse import unquote_to_bytes
@@ -54,12 +56,14 @@ def content_type(name: str) -> str:
 
 
 class StaticFiles:
-    def __init__(self, root: Path | str) -> None:
+    def __init__(self, root: Path | str, links: Callable[[str], str | None] | None = None) -> None:
         # Not resolved once: a built site is a link that each build points at a new
         # generation (store/swap.py), so it is followed again (at most once a second).
         self.root = Path(root).absolute()
         self._real_root = str(self.root)
         self._root_checked: float | None = None
+        #: a page's path in the site ('record/x/index.html') -> its Link value, or None
+        self.links = links
 
     def respond(self, target: str, headers: Mapping[str, str]):
         """The response for `target` when it names a file or folder of the site, else None."""
@@ -74,7 +78,19 @@ class StaticFiles:
             found = found / "index.html"
             if not found.is_file():
                 return None
-        return self._file(found, headers)
+        return self._file(found, headers, self._link(found))
+
+    def _link(self, page: Path) -> tuple[tuple[str, str], ...]:
+        """The ``Link`` header of `page` (a file of the site), if it carries links: only
+        pages do (HTML), and only they are looked up."""
+        if self.links is None or page.suffix != ".html":
+            return ()
+        root = self._real_root
+        text = str(page)
+        if not text.startswith(root + os.sep):
+            return ()
+        value = self.links(text[len(root) + 1 :].replace(os.sep, "/"))
+        return (("Link", header_value(value)),) if value else ()
 
     def folder_redirect(self, target: str):
         """A ``301`` to ``target/`` when `target` names a folder of the site without its
@@ -121,7 +137,7 @@ class StaticFiles:
             self._root_checked = now
         return self._real_root
 
-    def _file(self, path: Path, headers: Mapping[str, str]):
+    def _file(self, path: Path, headers: Mapping[str, str], extra=()):
         from .app import Response
 
         stat = path.stat()
@@ -129,7 +145,7 @@ class StaticFiles:
             return None
         etag = f'"{stat.st_mtime_ns:x}-{stat.st_size:x}"'
         modified = formatdate(stat.st_mtime, usegmt=True)
-        common = (("ETag", etag), ("Last-Modified", modified))
+        common = (("ETag", etag), ("Last-Modified", modified), *extra)
         if _not_modified(headers, etag, stat.st_mtime):
             return Response(304, common, b"")
         data = path.read_bytes()
