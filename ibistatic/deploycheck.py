@@ -11,7 +11,6 @@ Asking the deployment (HTTP, no redirect followed) is ``commands/check_deploymen
 
 from __future__ import annotations
 
-import json
 import random
 import re
 from collections.abc import Iterable, Iterator, Sequence
@@ -92,23 +91,12 @@ def encoded(path: str) -> str:
     return quote(path, safe=URL_PATH_SAFE)
 
 
-def index_records(index) -> Iterator[tuple[str, list[dict]]]:
-    """(canonical key, records) of every key of an :class:`~ibistatic.index.reader.Index`,
-    shard by shard in name order."""
-    with open(index.path / "checksums.json", "rb") as handle:
-        names = sorted(json.load(handle)["shards"])
-    for name in names:
-        shard = index.shard(name)
-        for key in sorted(shard):
-            yield key, shard[key]
-
-
 def url_forms(index, items: int | None = None, seed: int = 0) -> list[UrlForm]:
     """Every form worth asking of a deployment of `index`, each once, in a stable order;
     with `items`, those of that many items at most (chosen with `seed`), so that a
     sample of a large site does not make every form of every item first."""
     held: dict[str, dict] = {}
-    for _key, records in index_records(index):
+    for _key, records in index.entries():
         if records:
             record = records[0]
             held.setdefault(canonical_key(record["repository"]), record)

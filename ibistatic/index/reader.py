@@ -6,6 +6,7 @@ import gc
 import json
 import mmap
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
@@ -111,6 +112,18 @@ class Index:
             self._shards.put((kind, name), _Shard(shard, len(data)))
             return shard
         return shard.data
+
+    def entries(self, kind: str = "shards") -> Iterator[tuple[str, object]]:
+        """(key, value) of every key of `kind` (``shards``: the records, ``answers``: the
+        precomputed answers), shard by shard in name order, keys sorted; each shard parsed
+        whole.  For tools that read a whole index (server-config, check-deployment), never
+        for a server's lookups."""
+        with open(self.path / "checksums.json", "rb") as handle:
+            names = sorted(json.load(handle)[kind])
+        for name in names:
+            shard = self.shard(name, kind)
+            for key in sorted(shard):
+                yield key, shard[key]
 
     def records(self, key: str) -> list[dict]:
         """The item records of `key` (canonical), one per Archive holding it."""

@@ -19,7 +19,6 @@ listed at start-up (:class:`PageLinks`); ``server-config`` reads every shard onc
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from urllib.parse import unquote
@@ -157,13 +156,9 @@ class PageLinks:
 def all_page_links(index) -> Iterator[tuple[str, str]]:
     """(page, ``Link`` value) of every page of the site that carries links, shard by
     shard, keys sorted (a path two keys would write: the first one's)."""
-    with open(index.path / "checksums.json", "rb") as handle:
-        names = sorted(json.load(handle)["shards"])
     seen: set[str] = set()
-    for name in names:
-        shard = index.shard(name)
-        for key in sorted(shard):
-            for path, value in page_links(index.site_url, key, shard[key]).items():
-                if path not in seen:
-                    seen.add(path)
-                    yield path, value
+    for key, records in index.entries():
+        for path, value in page_links(index.site_url, key, records).items():
+            if path not in seen:
+                seen.add(path)
+                yield path, value

@@ -27,7 +27,6 @@ never published.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -90,22 +89,12 @@ def site_prefix(site_url: str, site: Path, server_name: str, listen: str) -> str
     return f"ibistatic_{digest[:8]}"
 
 
-def _answer_keys(index) -> Iterator[tuple[str, dict]]:
-    """(canonical key, {modifier: answer row}) of every key the index precomputed."""
-    with open(index.path / "checksums.json", "rb") as handle:
-        names = sorted(json.load(handle)["answers"])
-    for name in names:
-        shard = index.shard(name, "answers")
-        for key in sorted(shard):
-            yield key, shard[key]
-
-
 def index_rules(index) -> list[HostRule]:
     """The host rules of every precomputed answer of an index (canonical spellings)."""
     from ..core.outcome import from_row
 
     published = []
-    for key, rows in _answer_keys(index):
+    for key, rows in index.entries("answers"):
         for modifier, row in rows.items():
             resolution = from_row(row, key, parse_modifier(modifier))
             published.append(PublishedUrl(key, modifier, key, resolution.url, resolution.alert))
@@ -115,7 +104,7 @@ def index_rules(index) -> list[HostRule]:
 def static_folders(site: Path, index) -> tuple[str, ...]:
     """The site's top-level folders that begin no IBI the index holds (assets, index,
     metadata...): served as they are; every other path may be a persistent URL."""
-    starts = {key.split("/")[0].lower() for key, _ in _answer_keys(index)}
+    starts = {key.split("/")[0].lower() for key, _ in index.entries("answers")}
     return tuple(
         sorted(
             entry.name
