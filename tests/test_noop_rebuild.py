@@ -70,3 +70,13 @@ def test_choosing_a_host_makes_a_rebuild_no_no_op(tmp_path):
     report = build_site(replace(config, hosts=("cloudflare-pages",)))
     assert report.written > 0
     assert (config.output / "_worker.js").is_file()  # the host's own file, written at once
+
+
+def test_turning_the_catalog_on_makes_a_rebuild_no_no_op(tmp_path):
+    from dataclasses import replace
+
+    config = load_config(make_project(tmp_path))
+    build_site(config, full=True)
+    assert not (config.output / "catalog").exists()
+    build_site(replace(config, catalog=True))
+    assert (config.output / "catalog" / "index.html").is_file()

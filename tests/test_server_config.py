@@ -242,3 +242,21 @@ def test_a_dollar_in_a_url_is_never_read_as_a_variable():
     text = nginx_vhost_text([HostRule("A2B3/C4", 302, "https://t/$uri")], host)
     assert '    "/a2b3/c4" "https://t/${p_dollar}uri";' in text.splitlines()
     assert 'geo $p_dollar { default "$"; }' in text
+
+
+def test_serve_knows_the_same_site_folders_as_server_config(tmp_path):
+    """serve knows the site's own folders without listing the index (site/folders.py);
+    server-config reads them off the built tree, catalog included: they agree."""
+    from ibistatic.site.folders import SITE_FOLDERS
+    from site_helpers import build
+
+    site = build(tmp_path / "project")
+    (tmp_path / "project" / "ibistatic.yaml").write_text(
+        (tmp_path / "project" / "ibistatic.yaml").read_text() + "catalog: true\n"
+    )
+    from ibistatic.config import load_config
+    from ibistatic.site.build import build_site
+
+    build_site(load_config(tmp_path / "project" / "ibistatic.yaml"))
+    on_disk = set(static_folders(site, Index(site))) | {"_ibistatic"}
+    assert on_disk == SITE_FOLDERS

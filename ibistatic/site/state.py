@@ -19,7 +19,7 @@ from . import pages
 
 __all__ = ["State", "STATE_VERSION", "fingerprint", "load_state", "save_state"]
 
-STATE_VERSION = 13
+STATE_VERSION = 14
 
 
 @dataclass
@@ -90,6 +90,7 @@ def fingerprint(config: SiteConfig, loaded: LoadedArchives) -> tuple:
         tuple(templates),
         config.alert_pages,  # after the fields read by position (output, infos)
         config.hosts,  # a host's files are site-wide: a no-op update would not write them
+        config.catalog,  # so is the catalog (and the landing page's link to it)
         (config.language, config.identity),  # on every page
     )
 

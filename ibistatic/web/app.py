@@ -36,6 +36,7 @@ from ..core.properties import new_urlkey
 from ..errors import IbistaticError
 from ..index.reader import find_index_dir
 from ..resolver import Resolver
+from ..site.folders import SITE_FOLDERS
 from .service import service_answer
 from .static import StaticFiles
 
@@ -228,17 +229,10 @@ def page(status: int, title: str, message: str, url: str, extra=()) -> Response:
     return Response(int(status), _content("text/html; charset=utf-8", body, extra), body)
 
 
-#: the site's own top-level folders (pages, assets, the index); any other folder may
-#: begin an IBI, and a file below it is a persistent URL's file path
-SITE_FOLDERS = frozenset(
-    {"assets", "index", "metadata", "files", "record", "search", "catalog", "_ibistatic"}
-)
-
-
 def _in_ibi_folder(target: str) -> bool:
-    """Whether `target` names a file below a folder that may begin an IBI
-    (``/<IBI>/index.html`` is the item's file ``index.html``, not the redirect page;
-    ``/<IBI>/`` is still the page)."""
+    """Whether `target` names a file below a folder that may begin an IBI, not one of
+    the site's own (site/folders.py): ``/<IBI>/index.html`` is the item's file
+    ``index.html``, not the redirect page; ``/<IBI>/`` is still the page."""
     path = target.split("?", 1)[0]
     first, _, rest = path[1:].partition("/")
     return bool(rest) and not path.endswith("/") and first.lower() not in SITE_FOLDERS
