@@ -9,11 +9,15 @@ else the site's ``language`` (ibistatic.yaml).  Everything a reader sees goes th
 from __future__ import annotations
 
 from ..config import INTERFACE_LANGUAGES
+from ..core.facts import LASTEDITION, METADATA, STEP_NOUNS, TRANSLATION
 
 __all__ = [
     "LANGUAGES",
     "TEXTS",
     "ALERTS",
+    "STEPS",
+    "browser_words",
+    "search_words",
     "page_language",
     "element_label",
     "language_name",
@@ -98,6 +102,41 @@ TEXTS = {
         "json_index": "The JSON index",
         "example": "A persistent URL is this site's address followed by an IBI and, "
         "optionally, a modifier; this one is the OAI Dublin Core metadata of an item:",
+        # 404.html and the static search (their scripts' words: browser_words, search_words)
+        "resolving": "Resolving a persistent URL",
+        "noscript_resolve": "This site resolves persistent URLs (IBIs with modifiers, file "
+        "paths and ?ibiurl. queries) with JavaScript, which is off.",
+        "browse": "Browse",
+        "the_list": "the list of every item",
+        "all_links": "All persistent links of this site",
+        "search_title": "Search",
+        "search_heading": "Search the items of",
+        "search_label": "Titles, creators, subjects, years or IBIs",
+        "more_results": "More results",
+        "search_noscript": "Searching needs JavaScript, which is off.",
+        "list_of_all": "the list of all {documents} items",
+        "list_title": "Every item, page {number} of {count}",
+        "list_intro": "Items {first} to {last} of {documents}, oldest first.",
+        "list_pages": "Pages of the list",
+        "previous_page": "Previous page",
+        "next_page": "Next page",
+        "title": "Title",
+        "year": "Year",
+        "deleted": "(deleted)",
+        "searching": "Searching…",
+        "matches_one": "{n} item matches “{q}”.",
+        "matches": "{n} items match “{q}”.",
+        "no_match": "No item matches “{q}”.",
+        "search_failed": "The search failed:",
+        "ibi": "IBI",
+        "form": "Form",
+        "ibi_repository": "repository name",
+        "verb": "Verb",
+        "required_status": "Required status",
+        "request": "Request",
+        "where": "Where",
+        "expected": "Expected",
+        "hint": "Hint",
     },
     "pt": {
         "site_home": "Links persistentes deste site",
@@ -173,6 +212,40 @@ TEXTS = {
         "json_index": "O índice JSON",
         "example": "Uma URL persistente é o endereço deste site seguido de um IBI e, "
         "opcionalmente, de um modificador; esta é a descrição OAI Dublin Core de um item:",
+        "resolving": "Resolvendo uma URL persistente",
+        "noscript_resolve": "Este site resolve URLs persistentes (IBIs com modificadores, "
+        "caminhos de arquivo e consultas ?ibiurl.) com JavaScript, que está desativado.",
+        "browse": "Veja",
+        "the_list": "a lista de todos os itens",
+        "all_links": "Todos os links persistentes deste site",
+        "search_title": "Busca",
+        "search_heading": "Buscar nos itens de",
+        "search_label": "Títulos, autores, assuntos, anos ou IBIs",
+        "more_results": "Mais resultados",
+        "search_noscript": "A busca precisa de JavaScript, que está desativado.",
+        "list_of_all": "a lista de todos os {documents} itens",
+        "list_title": "Todos os itens, página {number} de {count}",
+        "list_intro": "Itens {first} a {last} de {documents}, dos mais antigos aos mais novos.",
+        "list_pages": "Páginas da lista",
+        "previous_page": "Página anterior",
+        "next_page": "Próxima página",
+        "title": "Título",
+        "year": "Ano",
+        "deleted": "(removido)",
+        "searching": "Buscando…",
+        "matches_one": "{n} item corresponde a “{q}”.",
+        "matches": "{n} itens correspondem a “{q}”.",
+        "no_match": "Nenhum item corresponde a “{q}”.",
+        "search_failed": "A busca falhou:",
+        "ibi": "IBI",
+        "form": "Forma",
+        "ibi_repository": "nome do repositório",
+        "verb": "Verbo",
+        "required_status": "Estado exigido",
+        "request": "Requisição",
+        "where": "Onde",
+        "expected": "Esperado",
+        "hint": "Dica",
     },
 }
 
@@ -247,7 +320,65 @@ ALERTS = {
             "há uma última para onde enviar você.",
         ),
     },
+    # the in-browser resolver's own two failures (404.html; browser_words)
+    "bad-url": {
+        "en": (
+            "Not a persistent URL",
+            "The address does not follow the grammar of persistent URLs. Check it: below is "
+            "where it stops following it.",
+        ),
+        "pt": (
+            "Não é uma URL persistente",
+            "O endereço não segue a gramática das URLs persistentes. Confira-o: abaixo está "
+            "onde ele deixa de segui-la.",
+        ),
+    },
+    "error": {
+        "en": (
+            "Resolution failed",
+            "This site's index could not be read, so the address could not be resolved. Try "
+            "again later.",
+        ),
+        "pt": (
+            "A resolução falhou",
+            "O índice deste site não pôde ser lido, então o endereço não pôde ser resolvido. "
+            "Tente de novo mais tarde.",
+        ),
+    },
 }
+
+#: what a step of a modifier returns, and how a step joins the one it applies to
+#: ("metadados da tradução"); English takes the nouns of the standard (core/facts.py)
+STEPS = {
+    "en": {
+        "itself": "the item itself",
+        "nouns": STEP_NOUNS,
+        "of": dict.fromkeys(STEP_NOUNS, " of the "),
+    },
+    "pt": {
+        "itself": "o próprio item",
+        "nouns": {LASTEDITION: "última edição", TRANSLATION: "tradução", METADATA: "metadados"},
+        "of": {LASTEDITION: " da ", TRANSLATION: " da ", METADATA: " dos "},
+    },
+}
+
+#: the words of TEXTS that resolve.js writes on 404.html (its labels), by its names
+_RESOLVER_LABELS = (
+    "ibi",
+    "form",
+    "asked_for",
+    "file",
+    "verb",
+    "required_status",
+    "tried",
+    "archive",
+    "request",
+    "where",
+    "expected",
+    "hint",
+)
+#: the words of TEXTS that search.js writes on the search page
+_SEARCH_WORDS = ("searching", "matches_one", "matches", "no_match", "search_failed", "deleted")
 
 #: the 15 Dublin Core elements -> (English, Portuguese) labels
 _ELEMENTS = {
@@ -344,3 +475,24 @@ def language_name(tag: str, ui: str) -> str:
 
 def state_name(state: str, ui: str) -> str:
     return TEXTS[ui].get(state, state)
+
+
+def browser_words(ui: str) -> dict:
+    """What assets/resolve.js writes on 404.html, in `ui`: each alert's title and
+    explanation (as the alert pages show them), its labels, the IBI forms and the steps
+    of a modifier.  The resolver's own one-line messages stay English (core/facts.py)."""
+    texts = TEXTS[ui]
+    return {
+        "lang": ui,
+        "titles": {alert: both[ui][0] for alert, both in ALERTS.items()},
+        "explanations": {alert: both[ui][1] for alert, both in ALERTS.items()},
+        "labels": {name: texts[name] for name in _RESOLVER_LABELS},
+        "forms": {"ibip": texts["ibip"], "repository": texts["ibi_repository"]},
+        "steps": STEPS[ui],
+    }
+
+
+def search_words(ui: str) -> dict:
+    """What assets/search.js writes on the search page, in `ui` ("{n}": a count, "{q}":
+    the query)."""
+    return {name: TEXTS[ui][name] for name in _SEARCH_WORDS}
