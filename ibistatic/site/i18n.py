@@ -118,6 +118,7 @@ TEXTS = {
         "list_title": "Every item, page {number} of {count}",
         "list_intro": "Items {first} to {last} of {documents}, oldest first.",
         "list_pages": "Pages of the list",
+        "list_pages_end": "Pages of the list, at its end",
         "previous_page": "Previous page",
         "next_page": "Next page",
         "title": "Title",
@@ -227,6 +228,7 @@ TEXTS = {
         "list_title": "Todos os itens, página {number} de {count}",
         "list_intro": "Itens {first} a {last} de {documents}, dos mais antigos aos mais novos.",
         "list_pages": "Páginas da lista",
+        "list_pages_end": "Páginas da lista, ao final",
         "previous_page": "Página anterior",
         "next_page": "Próxima página",
         "title": "Título",
@@ -324,13 +326,13 @@ ALERTS = {
     "bad-url": {
         "en": (
             "Not a persistent URL",
-            "The address does not follow the grammar of persistent URLs. Check it: below is "
-            "where it stops following it.",
+            "The address does not follow the grammar of persistent URLs. Check it: the details "
+            "below show where it goes wrong.",
         ),
         "pt": (
             "Não é uma URL persistente",
-            "O endereço não segue a gramática das URLs persistentes. Confira-o: abaixo está "
-            "onde ele deixa de segui-la.",
+            "O endereço não segue a gramática das URLs persistentes. Confira-o: os detalhes "
+            "abaixo mostram onde está o erro.",
         ),
     },
     "error": {

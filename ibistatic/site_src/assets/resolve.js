@@ -1259,7 +1259,11 @@
       request: "Request", where: "Where", expected: "Expected", hint: "Hint",
     },
     forms: { ibip: "IBIp", repository: "repository name" },
-    steps: { itself: "the item itself", nouns: FACTS.stepNouns, of: {} },
+    steps: {
+      itself: "the item itself",
+      nouns: FACTS.stepNouns,
+      of: Object.fromEntries(FACTS.kinds.map(function (kind) { return [kind, " of the "]; })),
+    },
   };
 
   /** The words of `config`, each part completed with the English one. */
@@ -1283,7 +1287,7 @@
     if (!steps.length) return said.itself;
     return steps.slice().reverse().map(function (s, n) {
       const noun = said.nouns[s.kind] + (s.param ? " (" + s.param + ")" : "");
-      return n === 0 ? noun : (said.of[s.kind] || " of the ") + noun;
+      return n === 0 ? noun : said.of[s.kind] + noun;
     }).join("");
   }
 
@@ -1371,7 +1375,7 @@
     resolveRequest: resolveRequest, Index: Index, NeedShard: NeedShard, SyntaxProblem: SyntaxProblem,
     fnv1a: fnv1a, shardName: shardName, matchLanguage: matchLanguage, modifierText: modifierText,
     relationText: relationText, parseRelation: parseRelation, safeUrl: safeUrl,
-    browserLanguages: browserLanguages,
+    browserLanguages: browserLanguages, englishWords: ENGLISH, wordsOf: wordsOf, describeSteps: describeSteps,
   };
   root.ibistatic = api;
   if (typeof module !== "undefined" && module.exports) module.exports = api;
