@@ -19,7 +19,7 @@ from ibistatic.config import SiteIdentity, load_config
 from ibistatic.core.identifiers import parse_ibi
 from ibistatic.core.model import Item
 from ibistatic.errors import ConfigError
-from ibistatic.site import i18n
+from ibistatic.site import i18n, script_words
 from ibistatic.site.signposting import Link, link_header, record_links, schema_type
 from page_sites import (
     CONFLICT,
@@ -299,7 +299,7 @@ def _resolve_js(folder: Path, script: str, data) -> object:
 def test_the_404_pages_words_come_from_i18n_and_default_to_its_english(tmp_path):
     from ibistatic.core.facts import BROWSER_ALERT_TITLES
 
-    words = {lang: i18n.browser_words(lang) for lang in ("en", "pt")}
+    words = {lang: script_words.browser_words(lang) for lang in ("en", "pt")}
     given, default = _resolve_js(tmp_path, "[r.wordsOf({words: data}), r.wordsOf({})]", words["en"])
     assert given == words["en"]
     # without words (redirect pages), the English of i18n, with the titles of core/facts

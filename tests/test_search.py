@@ -120,7 +120,7 @@ def test_the_script_reads_ibis_and_urls_whole():
 
 @pytest.mark.skipif(NODE is None, reason="node is not installed")
 def test_the_scripts_status_lines_in_both_languages():
-    from ibistatic.site.i18n import search_words
+    from ibistatic.site.script_words import search_words
 
     script = (
         f"const s = require({json.dumps(str(SEARCH_JS))});"
@@ -385,8 +385,9 @@ def test_the_list_links_every_item_to_its_record_page(tmp_path):
 
 
 def test_the_search_and_list_pages_of_a_portuguese_site_are_portuguese(tmp_path, monkeypatch):
-    from ibistatic.site.i18n import TEXTS, search_words
+    from ibistatic.site.i18n import TEXTS
     from ibistatic.site.outputs import search as search_output
+    from ibistatic.site.script_words import search_words
 
     monkeypatch.setattr(search_output, "LIST_SIZE", 5)  # pages with both links
     site = _site(tmp_path, language="pt")

@@ -273,7 +273,7 @@ def test_crafted_urls_never_leave_the_index(sample_site, servers):
 
 
 # ---------------------------------------------------------------------------------
-# 404.html in the site's language (i18n.browser_words): a Portuguese site's resolver
+# 404.html in the site's language (script_words.browser_words): a Portuguese site's resolver
 # writes Portuguese titles, explanations and labels, the resolver's message in English
 
 

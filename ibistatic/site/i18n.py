@@ -2,22 +2,23 @@
 
 A page speaks the language of its item when the interface has it (``pt-BR`` -> ``pt``),
 else the site's ``language`` (ibistatic.yaml).  Everything a reader sees goes through
-:data:`TEXTS`; Dublin Core elements and language codes get human names here too
-(:func:`element_label`, :func:`language_name`).  Pure: no file is read.
+:data:`TEXTS` (:data:`ALERTS`, :data:`STEPS`), the scripts' words too
+(:mod:`.script_words` picks them); Dublin Core elements and language codes get human
+names from :mod:`.names` (:func:`element_label`, :func:`language_name`).  Pure: no file
+is read.
 """
 
 from __future__ import annotations
 
 from ..config import INTERFACE_LANGUAGES
 from ..core.facts import LASTEDITION, METADATA, STEP_NOUNS, TRANSLATION
+from .names import element_label, language_name
 
 __all__ = [
     "LANGUAGES",
     "TEXTS",
     "ALERTS",
     "STEPS",
-    "browser_words",
-    "search_words",
     "page_language",
     "element_label",
     "language_name",
@@ -364,83 +365,6 @@ STEPS = {
     },
 }
 
-#: the words of TEXTS that resolve.js writes on 404.html (its labels), by its names
-_RESOLVER_LABELS = (
-    "ibi",
-    "form",
-    "asked_for",
-    "file",
-    "verb",
-    "required_status",
-    "tried",
-    "archive",
-    "request",
-    "where",
-    "expected",
-    "hint",
-)
-#: the words of TEXTS that search.js writes on the search page
-_SEARCH_WORDS = ("searching", "matches_one", "matches", "no_match", "search_failed", "deleted")
-
-#: the 15 Dublin Core elements -> (English, Portuguese) labels
-_ELEMENTS = {
-    "title": ("Title", "Título"),
-    "creator": ("Creator", "Autor"),
-    "subject": ("Subject", "Assunto"),
-    "description": ("Description", "Descrição"),
-    "publisher": ("Publisher", "Editora"),
-    "contributor": ("Contributor", "Colaborador"),
-    "date": ("Date", "Data"),
-    "type": ("Type", "Tipo"),
-    "format": ("Format", "Formato"),
-    "identifier": ("Identifier", "Identificador"),
-    "source": ("Source", "Fonte"),
-    "language": ("Language", "Idioma"),
-    "relation": ("Relation", "Relação"),
-    "coverage": ("Coverage", "Cobertura"),
-    "rights": ("Rights", "Direitos"),
-}
-
-#: ISO 639-1 code -> (English, Portuguese) name, for the languages an Archive most
-#: likely holds; another code is shown as it is
-_LANGUAGE_NAMES = {
-    "pt": ("Portuguese", "Português"),
-    "en": ("English", "Inglês"),
-    "es": ("Spanish", "Espanhol"),
-    "fr": ("French", "Francês"),
-    "de": ("German", "Alemão"),
-    "it": ("Italian", "Italiano"),
-    "nl": ("Dutch", "Holandês"),
-    "ru": ("Russian", "Russo"),
-    "zh": ("Chinese", "Chinês"),
-    "ja": ("Japanese", "Japonês"),
-    "ko": ("Korean", "Coreano"),
-    "ar": ("Arabic", "Árabe"),
-    "hi": ("Hindi", "Hindi"),
-    "la": ("Latin", "Latim"),
-    "gn": ("Guarani", "Guarani"),
-    "tu": ("Tupi", "Tupi"),
-    "ca": ("Catalan", "Catalão"),
-    "gl": ("Galician", "Galego"),
-    "pl": ("Polish", "Polonês"),
-    "sv": ("Swedish", "Sueco"),
-    "el": ("Greek", "Grego"),
-    "he": ("Hebrew", "Hebraico"),
-    "tr": ("Turkish", "Turco"),
-}
-
-#: ISO 3166-1 country -> (English, Portuguese) name, for the tags the sample uses most
-_COUNTRIES = {
-    "BR": ("Brazil", "Brasil"),
-    "PT": ("Portugal", "Portugal"),
-    "US": ("United States", "Estados Unidos"),
-    "GB": ("United Kingdom", "Reino Unido"),
-    "ES": ("Spain", "Espanha"),
-    "FR": ("France", "França"),
-    "AO": ("Angola", "Angola"),
-    "MZ": ("Mozambique", "Moçambique"),
-}
-
 
 def page_language(item_language: str | None, default: str) -> str:
     """The interface language of a page about an item in `item_language` (a tag such as
@@ -452,49 +376,5 @@ def page_language(item_language: str | None, default: str) -> str:
     return default
 
 
-def _in(names: tuple[str, str], ui: str) -> str:
-    return names[LANGUAGES.index(ui)]
-
-
-def element_label(element: str, ui: str) -> str:
-    """The human name of a Dublin Core element (another key is shown as it is)."""
-    names = _ELEMENTS.get(element.lower())
-    return _in(names, ui) if names else element
-
-
-def language_name(tag: str, ui: str) -> str:
-    """``pt-BR`` -> "Portuguese (Brazil)" / "Português (Brasil)"; an unknown code stays."""
-    primary, _, country = tag.partition("-")
-    names = _LANGUAGE_NAMES.get(primary.lower())
-    if names is None:
-        return tag
-    name = _in(names, ui)
-    if country:
-        place = _COUNTRIES.get(country.upper())
-        name += f" ({_in(place, ui) if place else country})"
-    return name
-
-
 def state_name(state: str, ui: str) -> str:
     return TEXTS[ui].get(state, state)
-
-
-def browser_words(ui: str) -> dict:
-    """What assets/resolve.js writes on 404.html, in `ui`: each alert's title and
-    explanation (as the alert pages show them), its labels, the IBI forms and the steps
-    of a modifier.  The resolver's own one-line messages stay English (core/facts.py)."""
-    texts = TEXTS[ui]
-    return {
-        "lang": ui,
-        "titles": {alert: both[ui][0] for alert, both in ALERTS.items()},
-        "explanations": {alert: both[ui][1] for alert, both in ALERTS.items()},
-        "labels": {name: texts[name] for name in _RESOLVER_LABELS},
-        "forms": {"ibip": texts["ibip"], "repository": texts["ibi_repository"]},
-        "steps": STEPS[ui],
-    }
-
-
-def search_words(ui: str) -> dict:
-    """What assets/search.js writes on the search page, in `ui` ("{n}": a count, "{q}":
-    the query)."""
-    return {name: TEXTS[ui][name] for name in _SEARCH_WORDS}

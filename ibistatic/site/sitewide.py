@@ -15,8 +15,8 @@ from collections.abc import Iterable, Sequence
 from urllib.parse import quote
 
 from ..core.facts import URL_PATH_SAFE
-from .i18n import browser_words
 from .pages import Site, persistent_url, script_json
+from .script_words import browser_words
 
 __all__ = [
     "SITEMAP_LIMIT",

@@ -10,8 +10,8 @@ from collections.abc import Iterator
 from ...search.documents import Document
 from ...search.index import SearchIndex
 from ...store.files import File
-from ..i18n import search_words
 from ..pages import script_json
+from ..script_words import search_words
 from ..signposting import record_path
 
 FOLDER = "search/"
