@@ -5,8 +5,9 @@
 Builds the showcase site (the bundled sample and a conflict, a tombstone and a site
 identity: tests/page_sites.py) once per interface language, serves it on loopback and
 has headless Chromium photograph one page of each type (docs/site.md shows them):
-the pages for people; redirect pages leave for their Archive at once, and 404.html is
-the in-browser resolver's.
+the pages for people, the search page with a query's results, the list of every item
+and 404.html as the in-browser resolver leaves it for an unknown IBI (redirect pages
+leave for their Archive at once).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]  # this checkout and the showcase
 
-from page_sites import PAGE_TYPES, build_showcase  # noqa: E402
+from page_sites import PAGE_TYPES, SCRIPTED, build_showcase  # noqa: E402
 
 OUT = ROOT / "docs" / "screenshots"
 WIDTH, HEIGHT = 1000, 900
@@ -36,7 +37,12 @@ SHOWN = {
     "metadata": {"en": "metadata-en", "pt": "metadata"},
     "file-list": {"en": "file-list-en", "pt": "file-list"},
     "alert": {"en": "alert-unavailable-en", "pt": "alert-deleted"},
+    "list": {"en": "list", "pt": "list"},
 }
+#: the page types shown after their scripts ran: type -> URL after the site's
+SCRIPTED_SHOWN = {"search": SCRIPTED["search"], "not-found": SCRIPTED["not-found"]}
+#: how long (virtual time) a page's scripts get to write it before the photograph
+SCRIPT_BUDGET_MS = 5000
 
 
 def chromium() -> str:
@@ -50,6 +56,19 @@ def chromium() -> str:
 class _Quiet(http.server.SimpleHTTPRequestHandler):
     def log_message(self, format, *args):  # noqa: A002 - the base class's name
         pass
+
+    def send_error(self, code, message=None, explain=None):
+        """A missing path gets the site's 404.html, as static hosts send it."""
+        page = Path(self.directory) / "404.html"
+        if code != 404 or not page.is_file():
+            return super().send_error(code, message, explain)
+        body = page.read_bytes()
+        self.send_response(404)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
 
 
 def serve(root: Path) -> http.server.ThreadingHTTPServer:
@@ -71,6 +90,7 @@ def photograph(browser: str, url: str, target: Path) -> None:
                 "--hide-scrollbars",
                 f"--user-data-dir={profile}",
                 f"--window-size={WIDTH},{HEIGHT}",
+                f"--virtual-time-budget={SCRIPT_BUDGET_MS}",  # the scripts write the page
                 f"--screenshot={target}",
                 url,
             ],
@@ -89,8 +109,9 @@ def main() -> int:
             server = serve(site)
             base = f"http://127.0.0.1:{server.server_address[1]}/"
             try:
-                for name, kinds in SHOWN.items():
-                    path = PAGE_TYPES[kinds[language]].removesuffix("index.html")
+                shown = {name: PAGE_TYPES[kinds[language]] for name, kinds in SHOWN.items()}
+                for name, path in {**shown, **SCRIPTED_SHOWN}.items():
+                    path = path.removesuffix("index.html")
                     target = OUT / f"{name}-{language}.png"
                     photograph(browser, base + path, target)
                     print(f"{target.relative_to(ROOT)}: {path or '/'}")

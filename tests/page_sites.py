@@ -47,6 +47,17 @@ PAGE_TYPES = {
     "record-conflict": f"record/{CONFLICT}/index.html",
     "alert-unavailable": "sid.inpe.br/mtc-m19/2013/09.04.12.27.58:/index.html",
     "alert-unavailable-en": "sid.inpe.br/mtc-m19/2013/09.04.12.27.59:/index.html",
+    "search": "search/index.html",
+    "list": "search/list/1/index.html",
+}
+
+#: what the scripts write, by the URL (after the site's) that makes them write it:
+#: 404.html resolving in the browser, the search page running a query
+SCRIPTED = {
+    "not-found": "8JMKD3MGP8W/22222!",
+    "bad-url": "8jmkd3mgp8w/35mmll8?ibiurl.verblist=x",
+    "unavailable": "8JMKD3MGP8W/35MMLL8:+(es)",
+    "search": "search/?q=ascii",
 }
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from page_sites import PAGE_TYPES, build_showcase
+from page_sites import PAGE_TYPES, SCRIPTED, build_showcase
 from site_helpers import CHROMIUM, SiteServer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -58,9 +58,9 @@ def test_both_languages_have_every_page_type(sites):
     for site in sites.values():
         for kind, path in PAGE_TYPES.items():
             Lang().feed((site / path).read_text("utf-8"))
-    # 404.html is the in-browser resolver's page, which writes English (resolve.js)
-    assert languages.pop("404") == {"en"}
-    assert languages == dict.fromkeys(languages, {"en", "pt"}) and len(languages) == 8
+    # the pages about an item in both (the item's language), the others in the site's
+    assert languages == dict.fromkeys(languages, {"en", "pt"}) and len(languages) == 11
+    assert {"404", "search", "list"} <= set(languages)
 
 
 # --- official XML schemas -------------------------------------------------------------
@@ -157,6 +157,7 @@ def test_axe_finds_no_violation_on_any_page_type(sites):
         with SiteServer(site).running() as server:
             base = f"http://127.0.0.1:{server.port}/"
             urls = [base + path.removesuffix("index.html") for path in PAGE_TYPES.values()]
+            urls += ["scripted:" + base + path for path in SCRIPTED.values()]
             result = subprocess.run(
                 [NODE, str(ROOT / "tests" / "js" / "axe_pages.js"), CHROMIUM, str(AXE), *urls],
                 capture_output=True,
@@ -168,7 +169,7 @@ def test_axe_finds_no_violation_on_any_page_type(sites):
         for line in result.stdout.splitlines():
             page = json.loads(line)
             found[(language, page["url"])] = page["violations"]
-    assert len(found) == 2 * len(PAGE_TYPES)
+    assert len(found) == 2 * (len(PAGE_TYPES) + len(SCRIPTED))
     assert {page: v for page, v in found.items() if v} == {}
 
 

@@ -19,7 +19,7 @@ from ibistatic.config import SiteIdentity, load_config
 from ibistatic.core.identifiers import parse_ibi
 from ibistatic.core.model import Item
 from ibistatic.errors import ConfigError
-from ibistatic.site import i18n
+from ibistatic.site import i18n, script_words
 from ibistatic.site.signposting import Link, link_header, record_links, schema_type
 from page_sites import (
     CONFLICT,
@@ -166,9 +166,12 @@ def test_alert_pages_speak_plainly_in_the_items_language(showcase):
     title, explanation = i18n.ALERTS["deleted"]["pt"]
     assert f"{title}: Relatório retirado" in page.words and explanation in page.words
     # the resolver's own message stays as the resolver says it, marked as English
-    assert page.all("p", id="ibistatic-message")
+    [message] = page.all("p", id="ibistatic-message")
+    assert message["lang"] == "en"
     english = parsed(showcase, PAGE_TYPES["alert-unavailable-en"])
     assert english.all("html", lang="en")
+    [message] = english.all("p", id="ibistatic-message")
+    assert "lang" not in message  # English on an English page
     assert i18n.ALERTS["unavailable"]["en"][1] in english.words
 
 
@@ -263,6 +266,59 @@ def test_content_in_another_language_is_marked(showcase_pt, showcase):
     from ibistatic.site.pages import lang_attribute
 
     assert lang_attribute("fr", "en") == ' lang="fr"' and lang_attribute("pt-BR", "pt") == ""
+
+
+RESOLVE_JS = Path(__file__).resolve().parent.parent / "ibistatic/site_src/assets/resolve.js"
+
+
+def _resolve_js(folder: Path, script: str, data) -> object:
+    """`script` run under node with ``r`` (resolve.js beside the generated facts.js) and
+    ``data`` (JSON); what it prints, as JSON."""
+    import shutil
+    import subprocess
+
+    from ibistatic.site.assets import facts_script
+
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed (scripts/test.sh installs it)")
+    (folder / "facts.js").write_text(facts_script(), encoding="utf-8")
+    shutil.copyfile(RESOLVE_JS, folder / "resolve.js")
+    program = (
+        f"const r = require({json.dumps(str(folder / 'resolve.js'))});"
+        "const data = JSON.parse(require('fs').readFileSync(0, 'utf8'));"
+        f"console.log(JSON.stringify({script}));"
+    )
+    done = subprocess.run(
+        [node, "-e", program], input=json.dumps(data), capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_the_404_pages_words_come_from_i18n_and_default_to_its_english(tmp_path):
+    from ibistatic.core.facts import BROWSER_ALERT_TITLES
+
+    words = {lang: script_words.browser_words(lang) for lang in ("en", "pt")}
+    given, default = _resolve_js(tmp_path, "[r.wordsOf({words: data}), r.wordsOf({})]", words["en"])
+    assert given == words["en"]
+    # without words (redirect pages), the English of i18n, with the titles of core/facts
+    assert default == {**words["en"], "titles": BROWSER_ALERT_TITLES, "explanations": {}}
+    # the steps, outermost first, joined as each language joins them
+    steps = [{"kind": "translation", "param": None}, {"kind": "lastedition", "param": None}]
+    steps += [{"kind": "metadata", "param": "oai_dc"}, {"kind": "translation", "param": "en"}]
+    said = _resolve_js(
+        tmp_path,
+        "[data.pt, data.en, null].map((w) => [[], data.steps].map("
+        "(steps) => r.describeSteps(steps, r.wordsOf({words: w}))))",
+        {**words, "steps": steps},
+    )
+    english = "translation (en) of the metadata (oai_dc) of the last edition of the translation"
+    assert said == [
+        ["o próprio item", "tradução (en) dos metadados (oai_dc) da última edição da tradução"],
+        ["the item itself", english],
+        ["the item itself", english],
+    ]
 
 
 def test_language_names_and_labels():

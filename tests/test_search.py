@@ -118,6 +118,34 @@ def test_the_script_reads_ibis_and_urls_whole():
     ]
 
 
+@pytest.mark.skipif(NODE is None, reason="node is not installed")
+def test_the_scripts_status_lines_in_both_languages():
+    from ibistatic.site.script_words import search_words
+
+    script = (
+        f"const s = require({json.dumps(str(SEARCH_JS))});"
+        "const pt = JSON.parse(require('fs').readFileSync(0, 'utf8'));"
+        "console.log(JSON.stringify([s.ENGLISH, [0, 1, 7].map((n) => s.statusLine(pt, n, '{q} $& x')),"
+        " s.statusLine(s.ENGLISH, 2, '{n}')]));"
+    )
+    result = subprocess.run(
+        [NODE, "-e", script],
+        input=json.dumps(search_words("pt")),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    english, portuguese, braces = json.loads(result.stdout)
+    # the script's own English, used where a page gives no words, is the site's English
+    assert english == search_words("en")
+    assert portuguese == [
+        "Nenhum item corresponde a “{q} $& x”.",
+        "1 item corresponde a “{q} $& x”.",
+        "7 itens correspondem a “{q} $& x”.",
+    ]
+    assert braces == "2 items match “{n}”."
+
+
 # -- documents ---------------------------------------------------------------------------
 
 
@@ -301,7 +329,13 @@ def test_an_edited_item_gives_what_a_fresh_build_gives():
 # -- in the built site -------------------------------------------------------------------
 
 
-def _site(tmp_path: Path, catalog: bool = False) -> Path:
+def _search_config(page: str) -> dict:
+    start = page.index('<script type="application/json" id="ibistatic-search-config">')
+    start = page.index(">", start) + 1
+    return json.loads(page[start : page.index("</script>", start)])
+
+
+def _site(tmp_path: Path, catalog: bool = False, language: str = "en") -> Path:
     from ibistatic.config import load_config
     from ibistatic.site import outputs
     from ibistatic.site.build import build_site
@@ -310,6 +344,7 @@ def _site(tmp_path: Path, catalog: bool = False) -> Path:
     path = write_config(tmp_path, (SAMPLE / "mtc-m16c", SAMPLE / "mtc-m16d"))
     if catalog:
         path.write_text(path.read_text() + "catalog: true\n", encoding="utf-8")
+    path.write_text(path.read_text() + f"language: {language}\n", encoding="utf-8")
     config = load_config(path)
     if catalog:  # the catalog itself is tested in test_catalog.py: keep this one fast
         assert any(output.name == "catalog" for output in outputs.SITE_OUTPUTS)
@@ -342,6 +377,40 @@ def test_the_list_links_every_item_to_its_record_page(tmp_path):
     )
     assert "Items 1 to 14 of 14, oldest first." in page
     search = (site / "search" / "index.html").read_text(encoding="utf-8")
-    assert '{"index":"/search/","links":"/"}' in search
+    config = _search_config(search)
+    assert (config["index"], config["links"]) == ("/search/", "/")
+    assert config["words"]["matches"] == "{n} items match “{q}”."
     assert '<script src="/assets/search.js"></script>' in search
     assert (site / "assets" / "search.js").is_file()
+
+
+def test_the_search_and_list_pages_of_a_portuguese_site_are_portuguese(tmp_path, monkeypatch):
+    from ibistatic.site.i18n import TEXTS
+    from ibistatic.site.outputs import search as search_output
+    from ibistatic.site.script_words import search_words
+
+    monkeypatch.setattr(search_output, "LIST_SIZE", 5)  # pages with both links
+    site = _site(tmp_path, language="pt")
+    search = (site / "search" / "index.html").read_text(encoding="utf-8")
+    assert '<html lang="pt">' in search and "<title>Busca</title>" in search
+    assert "<h1>Buscar nos itens de http://ibi.example.org/</h1>" in search
+    assert '<label for="ibistatic-q">Títulos, autores, assuntos, anos ou IBIs</label>' in search
+    assert '<a href="/search/list/1/">a lista de todos os 14 itens</a>' in search
+    assert ">Mais resultados</button>" in search and "A busca precisa de JavaScript" in search
+    words = _search_config(search)["words"]
+    assert words == search_words("pt") and words["no_match"] == "Nenhum item corresponde a “{q}”."
+    middle = (site / "search" / "list" / "2" / "index.html").read_text(encoding="utf-8")
+    assert '<html lang="pt">' in middle
+    assert middle.count("<h1>Todos os itens, página 2 de 3</h1>") == 1
+    assert "<p>Itens 6 a 10 de 14, dos mais antigos aos mais novos." in middle
+    assert '<nav class="pages" aria-label="Páginas da lista">' in middle
+    assert '<nav class="pages" aria-label="Páginas da lista, ao final">' in middle
+    assert 'rel="prev">Página anterior</a>' in middle and 'rel="next">Próxima página</a>' in middle
+    assert '<th scope="col">Título</th><th scope="col">IBI</th><th scope="col">Ano</th>' in middle
+    pages = [
+        p.read_text(encoding="utf-8") for p in sorted((site / "search" / "list").rglob("*.html"))
+    ]
+    assert sum(page.count("</a> (removido)</td>") for page in pages) == 1
+    # no English word of the interface is left on them
+    english = {TEXTS["en"][k] for k in ("search_label", "more_results", "previous_page", "title")}
+    assert not [word for word in english for page in [search, middle] if f">{word}<" in page]

@@ -39,10 +39,17 @@ class _Results(HTMLParser):
         self.results: list[list[str]] = []
         self.status = ""
         self.state = None
+        self.marks: list[str] = []  # the state marks of the results ("(deleted)")
+        self.html_lang = None
         self._in: str | None = None
 
     def handle_starttag(self, tag, attrs):
         values = dict(attrs)
+        if tag == "html":
+            self.html_lang = values.get("lang")
+        if tag == "span" and values.get("class") == "state":
+            self.marks.append("")
+            self._in = "mark"
         if tag == "form" and values.get("id") == "ibistatic-search":
             self.state = values.get("data-state")
         if tag == "p" and values.get("id") == "ibistatic-search-status":
@@ -52,7 +59,7 @@ class _Results(HTMLParser):
             self._in = "title"
 
     def handle_endtag(self, tag):
-        if tag in ("a", "p"):
+        if tag in ("a", "p", "span"):
             self._in = None
 
     def handle_data(self, data):
@@ -60,12 +67,30 @@ class _Results(HTMLParser):
             self.results[-1][0] += data
         elif self._in == "status":
             self.status += data
+        elif self._in == "mark":
+            self.marks[-1] += data
 
 
 @pytest.fixture(scope="module")
 def servers(tmp_path_factory):
     site = SiteServer(build(tmp_path_factory.mktemp("search-site")))
     landing = LandingServer()
+    with site.running(), landing.running():
+        yield site, landing
+
+
+@pytest.fixture(scope="module")
+def portuguese_servers(tmp_path_factory):
+    from ibistatic.config import load_config
+    from ibistatic.site.build import build_site
+    from site_helpers import SAMPLE, write_config
+
+    directory = tmp_path_factory.mktemp("pt-search-site")
+    path = write_config(directory, (SAMPLE / "mtc-m16c", SAMPLE / "mtc-m16d"))
+    path.write_text(path.read_text(encoding="utf-8") + "language: pt\n", encoding="utf-8")
+    config = load_config(path)
+    build_site(config)
+    site, landing = SiteServer(config.output), LandingServer()
     with site.running(), landing.running():
         yield site, landing
 
@@ -146,3 +171,22 @@ def test_no_request_leaves_the_site(servers):
     assert "/search/index.json" in paths
     assert any(path.startswith("/search/t/") for path in paths)
     assert any(path.startswith("/search/d/") for path in paths)
+
+
+DELETED = "sid.inpe.br/mtc-m19/2011/05.10.18.31"
+
+
+def test_a_portuguese_sites_search_speaks_portuguese(portuguese_servers):
+    two = _search(portuguese_servers, "consultative ascii")
+    assert two.html_lang == "pt" and len(two.results) == 2
+    assert two.status == "2 itens correspondem a “consultative ascii”."
+    one = _search(portuguese_servers, DELETED)
+    assert one.status == f"1 item corresponde a “{DELETED}”." and one.marks == ["(removido)"]
+    none = _search(portuguese_servers, "zzzzqqq")
+    assert none.results == [] and none.status == "Nenhum item corresponde a “zzzzqqq”."
+
+
+def test_an_english_sites_search_marks_a_deleted_item_in_english(servers):
+    found = _search(servers, DELETED)
+    assert found.html_lang == "en" and found.marks == ["(deleted)"]
+    assert found.status == f"1 item matches “{DELETED}”."

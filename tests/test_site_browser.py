@@ -273,6 +273,131 @@ def test_crafted_urls_never_leave_the_index(sample_site, servers):
 
 
 # ---------------------------------------------------------------------------------
+# 404.html in the site's language (script_words.browser_words): a Portuguese site's resolver
+# writes Portuguese titles, explanations and labels, the resolver's message in English
+
+
+class _Explained(HTMLParser):
+    """What resolve.js wrote into ``#ibistatic-result``: the title, the alert (text and
+    attributes), the other paragraphs and the details as [label, value, value's lang]."""
+
+    def __init__(self, dom: str) -> None:
+        super().__init__()
+        self.title = self.h1 = ""
+        self.alert: tuple[str, dict] | None = None
+        self.paragraphs: list[str] = []
+        self.details: list[list] = []
+        self.html_lang = None
+        self._inside = False  # in #ibistatic-result
+        self._into: str | None = None  # what the text read goes to
+        self.feed(dom)
+
+    def handle_starttag(self, tag, attrs):
+        values = dict(attrs)
+        if tag == "html":
+            self.html_lang = values.get("lang")
+        elif tag == "div" and values.get("id") == "ibistatic-result":
+            self._inside = True
+        elif tag == "title" or (self._inside and tag in ("h1", "dt", "dd")):
+            self._into = tag
+        elif self._inside and tag == "p":
+            self._into = "alert" if values.get("role") == "alert" else "p"
+        if self._into == "alert" and tag == "p":
+            self.alert = ("", values)
+        elif self._into == "p" and tag == "p":
+            self.paragraphs.append("")
+        elif self._into == "dt" and tag == "dt":
+            self.details.append(["", "", None])
+        elif self._into == "dd" and tag == "dd":
+            self.details[-1][2] = values.get("lang")
+
+    def handle_endtag(self, tag):
+        if tag == "div":
+            self._inside = False  # the result holds no other div
+        self._into = None
+
+    def handle_data(self, data):
+        if self._into in ("title", "h1"):
+            setattr(self, self._into, getattr(self, self._into) + data)
+        elif self._into == "alert":
+            self.alert = (self.alert[0] + data, self.alert[1])
+        elif self._into == "p":
+            self.paragraphs[-1] += data
+        elif self._into in ("dt", "dd"):
+            self.details[-1][0 if self._into == "dt" else 1] += data
+
+
+@pytest.fixture(scope="module")
+def portuguese_servers(tmp_path_factory):
+    from ibistatic.config import load_config
+    from ibistatic.site.build import build_site
+    from site_helpers import SAMPLE, write_config
+
+    path = write_config(
+        tmp_path_factory.mktemp("pt-site"), (SAMPLE / "mtc-m16c", SAMPLE / "mtc-m16d")
+    )
+    path.write_text(path.read_text(encoding="utf-8") + "language: pt\n", encoding="utf-8")
+    config = load_config(path)
+    build_site(config)
+    site, landing = SiteServer(config.output), LandingServer()
+    with site.running(), landing.running():
+        yield site, landing
+
+
+def _explained(servers, paths: list[str]) -> list[_Explained]:
+    return [_Explained(dom) for dom in _load_all(servers, [(SITE_URL + p, PT) for p in paths])]
+
+
+def test_a_portuguese_sites_404_page_explains_in_portuguese(portuguese_servers):
+    from ibistatic.core.facts import ALERT_MESSAGES
+    from ibistatic.site.i18n import ALERTS
+
+    not_found, unavailable, bad = _explained(
+        portuguese_servers,
+        [
+            "8JMKD3MGP8W/22222!",
+            "8JMKD3MGP8W/35MMLL8:+(es)",
+            "8jmkd3mgp8w/35mmll8?ibiurl.verblist=x",  # no page: 404.html parses it
+        ],
+    )
+    assert {page.html_lang for page in (not_found, unavailable, bad)} == {"pt"}
+    # the title and explanation of the alert pages, the resolver's message in English
+    assert not_found.h1 == "Não encontrado" == ALERTS["not-found"]["pt"][0]
+    assert not_found.title == "Não encontrado — 8JMKD3MGP8W/22222!"
+    assert not_found.alert == (
+        ALERT_MESSAGES["not-found"],
+        {"class": "alert", "role": "alert", "lang": "en"},
+    )
+    assert not_found.paragraphs == [ALERTS["not-found"]["pt"][1]]
+    assert not_found.details == [
+        ["IBI", "8JMKD3MGP8W/22222", None],
+        ["Forma", "IBIp", None],
+        ["Pedido", "última edição", None],
+        ["Tentado", "8JMKD3MGP8W/22222", None],
+    ]
+    assert unavailable.h1 == "Não disponível"
+    assert unavailable.alert[0] == ALERT_MESSAGES["unavailable"]
+    assert unavailable.alert[1]["lang"] == "en"
+    assert ["Pedido", "tradução (es) dos metadados", None] in unavailable.details
+    assert bad.h1 == "Não é uma URL persistente" and bad.alert[1]["lang"] == "en"
+    assert bad.paragraphs == [ALERTS["bad-url"]["pt"][1]]
+    labels = [label for label, _, _ in bad.details]
+    assert labels == ["Requisição", "Onde", "Esperado", "Dica"]
+    expected = bad.details[2]
+    assert expected[1].endswith("at character 37, found 'x'") and expected[2] == "en"
+
+
+def test_an_english_sites_404_page_keeps_its_english(servers):
+    [page] = [
+        _Explained(dom) for dom in _load_all(servers, [(SITE_URL + "8JMKD3MGP8W/22222!", EN)])
+    ]
+    assert page.html_lang == "en" and page.h1 == "Not found"
+    assert page.alert == ("no Archive holds this IBI", {"class": "alert", "role": "alert"})
+    assert [label for label, _, _ in page.details] == ["IBI", "Form", "Asked for", "Tried"]
+    assert page.details[2][1] == "last edition"
+
+
+# ---------------------------------------------------------------------------------
 # The JavaScript port against the Python resolver, over many requests in one page
 
 

@@ -407,7 +407,10 @@ def test_modifiers_all_emits_table_6_2_with_languages(tmp_path):
 
 def test_404_page_runs_the_resolver_from_the_site_root(site):
     found = Page((site / "404.html").read_text("utf-8"))
-    assert found.data("ibistatic-config") == {"base": "/", "site": SITE_URL}
+    from ibistatic.site.script_words import browser_words
+
+    words = browser_words("en")  # the site's language
+    assert found.data("ibistatic-config") == {"base": "/", "site": SITE_URL, "words": words}
     assert found.first("script", id="ibistatic-config")["data-run"] == "404"
     assert found.first("script", src="/assets/facts.js") is not None
     assert found.first("script", src="/assets/resolve.js") is not None
@@ -425,7 +428,8 @@ def test_404_page_runs_the_resolver_from_the_site_root(site):
 def test_a_site_below_a_path_finds_its_assets_there(tmp_path):
     site = build(tmp_path, site_url="http://example.org/ibi/")
     found = Page((site / "404.html").read_text("utf-8"))
-    assert found.data("ibistatic-config") == {"base": "/ibi/", "site": "http://example.org/ibi/"}
+    config = found.data("ibistatic-config")
+    assert (config["base"], config["site"]) == ("/ibi/", "http://example.org/ibi/")
     assert found.first("script", src="/ibi/assets/resolve.js") is not None
     assert found.first("script", src="/ibi/assets/facts.js") is not None
     redirect = page(site, "LK47B6W/362SFKH")

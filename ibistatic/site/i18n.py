@@ -2,18 +2,23 @@
 
 A page speaks the language of its item when the interface has it (``pt-BR`` -> ``pt``),
 else the site's ``language`` (ibistatic.yaml).  Everything a reader sees goes through
-:data:`TEXTS`; Dublin Core elements and language codes get human names here too
-(:func:`element_label`, :func:`language_name`).  Pure: no file is read.
+:data:`TEXTS` (:data:`ALERTS`, :data:`STEPS`), the scripts' words too
+(:mod:`.script_words` picks them); Dublin Core elements and language codes get human
+names from :mod:`.names` (:func:`element_label`, :func:`language_name`).  Pure: no file
+is read.
 """
 
 from __future__ import annotations
 
 from ..config import INTERFACE_LANGUAGES
+from ..core.facts import LASTEDITION, METADATA, STEP_NOUNS, TRANSLATION
+from .names import element_label, language_name
 
 __all__ = [
     "LANGUAGES",
     "TEXTS",
     "ALERTS",
+    "STEPS",
     "page_language",
     "element_label",
     "language_name",
@@ -98,6 +103,42 @@ TEXTS = {
         "json_index": "The JSON index",
         "example": "A persistent URL is this site's address followed by an IBI and, "
         "optionally, a modifier; this one is the OAI Dublin Core metadata of an item:",
+        # 404.html and the static search (their scripts' words: browser_words, search_words)
+        "resolving": "Resolving a persistent URL",
+        "noscript_resolve": "This site resolves persistent URLs (IBIs with modifiers, file "
+        "paths and ?ibiurl. queries) with JavaScript, which is off.",
+        "browse": "Browse",
+        "the_list": "the list of every item",
+        "all_links": "All persistent links of this site",
+        "search_title": "Search",
+        "search_heading": "Search the items of",
+        "search_label": "Titles, creators, subjects, years or IBIs",
+        "more_results": "More results",
+        "search_noscript": "Searching needs JavaScript, which is off.",
+        "list_of_all": "the list of all {documents} items",
+        "list_title": "Every item, page {number} of {count}",
+        "list_intro": "Items {first} to {last} of {documents}, oldest first.",
+        "list_pages": "Pages of the list",
+        "list_pages_end": "Pages of the list, at its end",
+        "previous_page": "Previous page",
+        "next_page": "Next page",
+        "title": "Title",
+        "year": "Year",
+        "deleted": "(deleted)",
+        "searching": "Searching…",
+        "matches_one": "{n} item matches “{q}”.",
+        "matches": "{n} items match “{q}”.",
+        "no_match": "No item matches “{q}”.",
+        "search_failed": "The search failed:",
+        "ibi": "IBI",
+        "form": "Form",
+        "ibi_repository": "repository name",
+        "verb": "Verb",
+        "required_status": "Required status",
+        "request": "Request",
+        "where": "Where",
+        "expected": "Expected",
+        "hint": "Hint",
     },
     "pt": {
         "site_home": "Links persistentes deste site",
@@ -173,6 +214,41 @@ TEXTS = {
         "json_index": "O índice JSON",
         "example": "Uma URL persistente é o endereço deste site seguido de um IBI e, "
         "opcionalmente, de um modificador; esta é a descrição OAI Dublin Core de um item:",
+        "resolving": "Resolvendo uma URL persistente",
+        "noscript_resolve": "Este site resolve URLs persistentes (IBIs com modificadores, "
+        "caminhos de arquivo e consultas ?ibiurl.) com JavaScript, que está desativado.",
+        "browse": "Veja",
+        "the_list": "a lista de todos os itens",
+        "all_links": "Todos os links persistentes deste site",
+        "search_title": "Busca",
+        "search_heading": "Buscar nos itens de",
+        "search_label": "Títulos, autores, assuntos, anos ou IBIs",
+        "more_results": "Mais resultados",
+        "search_noscript": "A busca precisa de JavaScript, que está desativado.",
+        "list_of_all": "a lista de todos os {documents} itens",
+        "list_title": "Todos os itens, página {number} de {count}",
+        "list_intro": "Itens {first} a {last} de {documents}, dos mais antigos aos mais novos.",
+        "list_pages": "Páginas da lista",
+        "list_pages_end": "Páginas da lista, ao final",
+        "previous_page": "Página anterior",
+        "next_page": "Próxima página",
+        "title": "Título",
+        "year": "Ano",
+        "deleted": "(removido)",
+        "searching": "Buscando…",
+        "matches_one": "{n} item corresponde a “{q}”.",
+        "matches": "{n} itens correspondem a “{q}”.",
+        "no_match": "Nenhum item corresponde a “{q}”.",
+        "search_failed": "A busca falhou:",
+        "ibi": "IBI",
+        "form": "Forma",
+        "ibi_repository": "nome do repositório",
+        "verb": "Verbo",
+        "required_status": "Estado exigido",
+        "request": "Requisição",
+        "where": "Onde",
+        "expected": "Esperado",
+        "hint": "Dica",
     },
 }
 
@@ -247,65 +323,46 @@ ALERTS = {
             "há uma última para onde enviar você.",
         ),
     },
+    # the in-browser resolver's own two failures (404.html; browser_words)
+    "bad-url": {
+        "en": (
+            "Not a persistent URL",
+            "The address does not follow the grammar of persistent URLs. Check it: the details "
+            "below show where it goes wrong.",
+        ),
+        "pt": (
+            "Não é uma URL persistente",
+            "O endereço não segue a gramática das URLs persistentes. Confira-o: os detalhes "
+            "abaixo mostram onde está o erro.",
+        ),
+    },
+    "error": {
+        "en": (
+            "Resolution failed",
+            "This site's index could not be read, so the address could not be resolved. Try "
+            "again later.",
+        ),
+        "pt": (
+            "A resolução falhou",
+            "O índice deste site não pôde ser lido, então o endereço não pôde ser resolvido. "
+            "Tente de novo mais tarde.",
+        ),
+    },
 }
 
-#: the 15 Dublin Core elements -> (English, Portuguese) labels
-_ELEMENTS = {
-    "title": ("Title", "Título"),
-    "creator": ("Creator", "Autor"),
-    "subject": ("Subject", "Assunto"),
-    "description": ("Description", "Descrição"),
-    "publisher": ("Publisher", "Editora"),
-    "contributor": ("Contributor", "Colaborador"),
-    "date": ("Date", "Data"),
-    "type": ("Type", "Tipo"),
-    "format": ("Format", "Formato"),
-    "identifier": ("Identifier", "Identificador"),
-    "source": ("Source", "Fonte"),
-    "language": ("Language", "Idioma"),
-    "relation": ("Relation", "Relação"),
-    "coverage": ("Coverage", "Cobertura"),
-    "rights": ("Rights", "Direitos"),
-}
-
-#: ISO 639-1 code -> (English, Portuguese) name, for the languages an Archive most
-#: likely holds; another code is shown as it is
-_LANGUAGE_NAMES = {
-    "pt": ("Portuguese", "Português"),
-    "en": ("English", "Inglês"),
-    "es": ("Spanish", "Espanhol"),
-    "fr": ("French", "Francês"),
-    "de": ("German", "Alemão"),
-    "it": ("Italian", "Italiano"),
-    "nl": ("Dutch", "Holandês"),
-    "ru": ("Russian", "Russo"),
-    "zh": ("Chinese", "Chinês"),
-    "ja": ("Japanese", "Japonês"),
-    "ko": ("Korean", "Coreano"),
-    "ar": ("Arabic", "Árabe"),
-    "hi": ("Hindi", "Hindi"),
-    "la": ("Latin", "Latim"),
-    "gn": ("Guarani", "Guarani"),
-    "tu": ("Tupi", "Tupi"),
-    "ca": ("Catalan", "Catalão"),
-    "gl": ("Galician", "Galego"),
-    "pl": ("Polish", "Polonês"),
-    "sv": ("Swedish", "Sueco"),
-    "el": ("Greek", "Grego"),
-    "he": ("Hebrew", "Hebraico"),
-    "tr": ("Turkish", "Turco"),
-}
-
-#: ISO 3166-1 country -> (English, Portuguese) name, for the tags the sample uses most
-_COUNTRIES = {
-    "BR": ("Brazil", "Brasil"),
-    "PT": ("Portugal", "Portugal"),
-    "US": ("United States", "Estados Unidos"),
-    "GB": ("United Kingdom", "Reino Unido"),
-    "ES": ("Spain", "Espanha"),
-    "FR": ("France", "França"),
-    "AO": ("Angola", "Angola"),
-    "MZ": ("Mozambique", "Moçambique"),
+#: what a step of a modifier returns, and how a step joins the one it applies to
+#: ("metadados da tradução"); English takes the nouns of the standard (core/facts.py)
+STEPS = {
+    "en": {
+        "itself": "the item itself",
+        "nouns": STEP_NOUNS,
+        "of": dict.fromkeys(STEP_NOUNS, " of the "),
+    },
+    "pt": {
+        "itself": "o próprio item",
+        "nouns": {LASTEDITION: "última edição", TRANSLATION: "tradução", METADATA: "metadados"},
+        "of": {LASTEDITION: " da ", TRANSLATION: " da ", METADATA: " dos "},
+    },
 }
 
 
@@ -317,29 +374,6 @@ def page_language(item_language: str | None, default: str) -> str:
         if primary in LANGUAGES:
             return primary
     return default
-
-
-def _in(names: tuple[str, str], ui: str) -> str:
-    return names[LANGUAGES.index(ui)]
-
-
-def element_label(element: str, ui: str) -> str:
-    """The human name of a Dublin Core element (another key is shown as it is)."""
-    names = _ELEMENTS.get(element.lower())
-    return _in(names, ui) if names else element
-
-
-def language_name(tag: str, ui: str) -> str:
-    """``pt-BR`` -> "Portuguese (Brazil)" / "Português (Brasil)"; an unknown code stays."""
-    primary, _, country = tag.partition("-")
-    names = _LANGUAGE_NAMES.get(primary.lower())
-    if names is None:
-        return tag
-    name = _in(names, ui)
-    if country:
-        place = _COUNTRIES.get(country.upper())
-        name += f" ({_in(place, ui) if place else country})"
-    return name
 
 
 def state_name(state: str, ui: str) -> str:

@@ -16,6 +16,7 @@ from urllib.parse import quote
 
 from ..core.facts import URL_PATH_SAFE
 from .pages import Site, persistent_url, script_json
+from .script_words import browser_words
 
 __all__ = [
     "SITEMAP_LIMIT",
@@ -25,6 +26,7 @@ __all__ = [
     "content_sitemap",
     "content_urls",
     "robots",
+    "not_found_page",
     "special_pages",
 ]
 
@@ -102,13 +104,14 @@ def robots(site: Site) -> str:
     return site.render("robots.txt", sitemap=site.site_url + CONTENT_SITEMAP)
 
 
+def not_found_page(site: Site) -> str:
+    """404.html in the site's language; its script (resolve.js) gets the words it writes."""
+    config = {"base": site.base, "site": site.site_url, "words": browser_words(site.language)}
+    return site.render("404.html", config=script_json(config))
+
+
 def special_pages(site: Site, loaded, published: Sequence, writer) -> None:
     """404.html, the landing page and robots.txt, given every PublishedUrl."""
-    writer.write(
-        "404.html",
-        site.render(  # in English: the in-browser resolver (resolve.js) writes English
-            "404.html", "en", config=script_json({"base": site.base, "site": site.site_url})
-        ),
-    )
+    writer.write("404.html", not_found_page(site))
     writer.write("index.html", landing(site, loaded, published))
     writer.write("robots.txt", robots(site))

@@ -1,6 +1,6 @@
 """``search/``: the static search over every item (ibistatic.search), its page, and the
 list of every item (oldest first) in pages of :data:`LIST_SIZE`, readable without
-JavaScript.  Results and list rows link to the items' record pages
+JavaScript, in the site's language.  Results and list rows link to the items' record pages
 (``record/<repository key>/``)."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from ...search.documents import Document
 from ...search.index import SearchIndex
 from ...store.files import File
 from ..pages import script_json
+from ..script_words import search_words
 from ..signposting import record_path
 
 FOLDER = "search/"
@@ -43,7 +44,8 @@ class Search:
 
 
 def search_page(site, count: int) -> str:
-    config = script_json({"index": f"{site.base}{FOLDER}", "links": site.base})
+    words = search_words(site.language)  # what search.js writes, in the site's language
+    config = script_json({"index": f"{site.base}{FOLDER}", "links": site.base, "words": words})
     return _render(
         site,
         "search.html",

@@ -1247,53 +1247,95 @@
     return node;
   }
 
-  function describeSteps(steps) {
-    if (!steps.length) return "the item itself";
-    return steps.slice().reverse().map(function (s) { return FACTS.stepNouns[s.kind] + (s.param ? " (" + s.param + ")" : ""); }).join(" of the ");
+  // The words it writes: the config's "words" (ibistatic/site/i18n.py browser_words, in
+  // the site's language: 404.html), else these (redirect and alert pages, as before)
+  const ENGLISH = {
+    lang: "en",
+    titles: FACTS.alertTitles,
+    explanations: {},
+    labels: {
+      ibi: "IBI", form: "Form", asked_for: "Asked for", file: "File", verb: "Verb",
+      required_status: "Required status", tried: "Tried", archive: "Archive",
+      request: "Request", where: "Where", expected: "Expected", hint: "Hint",
+    },
+    forms: { ibip: "IBIp", repository: "repository name" },
+    steps: {
+      itself: "the item itself",
+      nouns: FACTS.stepNouns,
+      of: Object.fromEntries(FACTS.kinds.map(function (kind) { return [kind, " of the "]; })),
+    },
+  };
+
+  /** The words of `config`, each part completed with the English one. */
+  function wordsOf(config) {
+    const given = (config && config.words) || {};
+    const words = Object.assign({}, ENGLISH, given);
+    ["titles", "explanations", "labels", "forms", "steps"].forEach(function (part) {
+      words[part] = Object.assign({}, ENGLISH[part], given[part] || {});
+    });
+    return words;
   }
 
-  const TITLES = FACTS.alertTitles;
+  /** The attributes of English text (the resolver's own messages) among `words`. */
+  function english(words) {
+    return words.lang === "en" ? {} : { lang: "en" };
+  }
 
-  /** Replace the page's <main> with an explanation; every value goes in as text. */
-  function explain(main, kind, message, request, details) {
+  /** What the steps return, the outermost first: "metadata of the last edition". */
+  function describeSteps(steps, words) {
+    const said = words.steps;
+    if (!steps.length) return said.itself;
+    return steps.slice().reverse().map(function (s, n) {
+      const noun = said.nouns[s.kind] + (s.param ? " (" + s.param + ")" : "");
+      return n === 0 ? noun : said.of[s.kind] + noun;
+    }).join("");
+  }
+
+  /** Replace the page's <main> with an explanation; every value goes in as text.
+   *  `details`: [label, value, attributes of the value]; `asked`: the IBI asked for. */
+  function explain(main, kind, message, request, details, words, asked) {
     main.setAttribute("data-alert", kind);
     main.setAttribute("data-state", "done");
     const body = document.getElementById("ibistatic-result") || main;
     body.textContent = "";
-    document.title = TITLES[kind] + " — " + request;
-    body.appendChild(element("h1", TITLES[kind]));
-    body.appendChild(element("p", message, { class: "alert", role: "alert" }));
+    const title = words.titles[kind] || kind;
+    document.title = title + " — " + request;
+    body.appendChild(element("h1", title));
+    const alertAttributes = Object.assign({ class: "alert", role: "alert" }, english(words));
+    body.appendChild(element("p", message, alertAttributes));
+    if (words.explanations[kind]) body.appendChild(element("p", words.explanations[kind]));
     const list = element("dl");
-    details.forEach(function (pair) {
-      list.appendChild(element("dt", pair[0]));
-      list.appendChild(element("dd", pair[1]));
+    details.forEach(function (row) {
+      list.appendChild(element("dt", row[0]));
+      list.appendChild(element("dd", row[1], row[2]));
     });
     body.appendChild(list);
     const search = document.getElementById("ibistatic-search");
     const input = search ? search.querySelector("input[name=q]") : null;
-    if (input && !input.value) input.defaultValue = details.length && details[0][0] === "IBI" ? details[0][1] : request;
+    if (input && !input.value) input.defaultValue = asked || request;
   }
 
   /** The parts of the message the command line prints for the same request. */
-  function syntaxDetails(error) {
+  function syntaxDetails(error, words) {
     const caret = " ".repeat(error.position) + "^";
-    const details = [
-      ["Request", error.text], ["Where", caret],
-      ["Expected", error.expected + " at character " + (error.position + 1) + ", found " + error.found()],
-    ];
-    if (error.hint) details.push(["Hint", error.hint]);
+    const said = words.labels;
+    const found = error.expected + " at character " + (error.position + 1) + ", found " + error.found();
+    const details = [[said.request, error.text], [said.where, caret], [said.expected, found, english(words)]];
+    if (error.hint) details.push([said.hint, error.hint, english(words)]);
     return details;
   }
 
-  function resolutionDetails(parsed, resolution) {
-    if (parsed === null) return [["Tried", resolution.chain.join(" → ")]];
-    const details = [["IBI", parsed.ibi.text], ["Form", parsed.ibi.form === "ibip" ? "IBIp" : "repository name"]];
-    if (parsed.steps.length) details.push(["Asked for", describeSteps(parsed.steps)]);
-    if (parsed.filepath) details.push(["File", parsed.filepath]);
-    if (parsed.fileList) details.push(["Verb", FILE_LIST_VERB]);
-    if (parsed.requiredStatus) details.push(["Required status", parsed.requiredStatus]);
-    if (resolution.chain && resolution.chain.length) details.push(["Tried", resolution.chain.join(" → ")]);
-    if (resolution.archive) details.push(["Archive", resolution.archive]);
+  function resolutionDetails(parsed, resolution, words) {
+    const said = words.labels;
+    if (parsed === null) return [[said.tried, resolution.chain.join(" → ")]];
+    const form = parsed.ibi.form === "ibip" ? words.forms.ibip : words.forms.repository;
+    const details = [[said.ibi, parsed.ibi.text], [said.form, form]];
+    if (parsed.steps.length) details.push([said.asked_for, describeSteps(parsed.steps, words)]);
+    if (parsed.filepath) details.push([said.file, parsed.filepath]);
+    if (parsed.fileList) details.push([said.verb, FILE_LIST_VERB]);
+    if (parsed.requiredStatus) details.push([said.required_status, parsed.requiredStatus]);
+    if (resolution.chain && resolution.chain.length) details.push([said.tried, resolution.chain.join(" → ")]);
+    if (resolution.archive) details.push([said.archive, resolution.archive]);
     return details;
   }
 
@@ -1302,15 +1344,17 @@
     const main = document.getElementById("ibistatic");
     const base = location.pathname.startsWith(config.base) ? config.base : "/";
     const request = requestOf(base);
+    const words = wordsOf(config);
     main.setAttribute("data-state", "resolving");
     let outcome;
     try {
       outcome = await resolveRequest(base, request, browserLanguages());
     } catch (error) {
       if (error instanceof SyntaxProblem) {
-        explain(main, "bad-url", "This is not a persistent URL: it does not follow the IBI grammar.", request, syntaxDetails(error));
+        const message = "This is not a persistent URL: it does not follow the IBI grammar.";
+        explain(main, "bad-url", message, request, syntaxDetails(error, words), words, null);
       } else {
-        explain(main, "error", "The index could not be read: " + error.message, request, []);
+        explain(main, "error", "The index could not be read: " + error.message, request, [], words, null);
       }
       return;
     }
@@ -1321,7 +1365,9 @@
       return;
     }
     const kind = resolution.alert || "unavailable";
-    explain(main, kind, MESSAGES[kind] || "", request, resolutionDetails(outcome.parsed, resolution));
+    const details = resolutionDetails(outcome.parsed, resolution, words);
+    const asked = outcome.parsed ? outcome.parsed.ibi.text : null;
+    explain(main, kind, MESSAGES[kind] || "", request, details, words, asked);
   }
 
   const api = {
@@ -1329,7 +1375,7 @@
     resolveRequest: resolveRequest, Index: Index, NeedShard: NeedShard, SyntaxProblem: SyntaxProblem,
     fnv1a: fnv1a, shardName: shardName, matchLanguage: matchLanguage, modifierText: modifierText,
     relationText: relationText, parseRelation: parseRelation, safeUrl: safeUrl,
-    browserLanguages: browserLanguages,
+    browserLanguages: browserLanguages, englishWords: ENGLISH, wordsOf: wordsOf, describeSteps: describeSteps,
   };
   root.ibistatic = api;
   if (typeof module !== "undefined" && module.exports) module.exports = api;

@@ -16,6 +16,27 @@
   const MAX_TOKEN = 40; // tokens.py MAX_TOKEN
   const PREFIX_FILES = 3; // a prefix reading more token files than this is looked up whole
   const PAGE = 20; // results shown at a time
+  // The words it writes: the config's "words" (ibistatic/site/i18n.py search_words, in
+  // the site's language), else these
+  const ENGLISH = {
+    searching: "Searching…",
+    matches_one: "{n} item matches “{q}”.",
+    matches: "{n} items match “{q}”.",
+    no_match: "No item matches “{q}”.",
+    search_failed: "The search failed:",
+    deleted: "(deleted)",
+  };
+
+  /** `template` with "{n}" and "{q}" replaced (each once: a query may hold either). */
+  function fill(template, n, query) {
+    return template.replace("{n}", () => String(n)).replace("{q}", () => query);
+  }
+
+  /** The status line of `count` results of `query`. */
+  function statusLine(words, count, query) {
+    const template = count === 0 ? words.no_match : count === 1 ? words.matches_one : words.matches;
+    return fill(template, count, query);
+  }
 
   function normalize(text) {
     return text.toLowerCase().normalize("NFKD").replace(/\p{M}/gu, "");
@@ -136,21 +157,22 @@
     return made;
   }
 
-  function resultItem(search, link, doc) {
+  function resultItem(search, link, doc, words) {
     const [key, title, ibi, year, creators, state] = doc;
     const item = element("li");
     const anchor = element("a", "title", title);
     anchor.href = new URL(link.replace("{}", key), search.links).href;
     item.append(anchor, " ", element("span", "ibi", ibi), " ", element("span", "year", year));
     if (creators.length) item.append(" ", element("span", "creators", creators.join("; ")));
-    if (state === "Deleted") item.append(" ", element("span", "state", "(deleted)"));
+    if (state === "Deleted") item.append(" ", element("span", "state", words.deleted));
     return item;
   }
 
   async function showPage(search, numbers, shown, parts) {
+    const words = parts.words;
     const page = numbers.slice(shown, shown + PAGE);
     const link = (await search.json("index.json")).link;
-    for (const doc of await search.documents(page)) parts.list.append(resultItem(search, link, doc));
+    for (const doc of await search.documents(page)) parts.list.append(resultItem(search, link, doc, words));
     parts.more.hidden = shown + PAGE >= numbers.length;
     return shown + page.length;
   }
@@ -162,27 +184,29 @@
       status: document.getElementById("ibistatic-search-status"),
       list: document.getElementById("ibistatic-search-results"),
       more: document.getElementById("ibistatic-search-more"),
+      words: Object.assign({}, ENGLISH, config.words || {}),
     };
     const query = new URLSearchParams(root.location.search).get("q") || "";
     parts.input.value = query;
     if (!query.trim()) return;
     const search = new Search(config);
-    parts.status.textContent = "Searching…";
+    parts.status.textContent = parts.words.searching;
     try {
       const numbers = await search.run(query);
-      parts.status.textContent = numbers.length
-        ? numbers.length + (numbers.length === 1 ? " item matches " : " items match ") + "“" + query + "”."
-        : "No item matches “" + query + "”.";
+      parts.status.textContent = statusLine(parts.words, numbers.length, query);
       let shown = await showPage(search, numbers, 0, parts);
       parts.more.addEventListener("click", async () => { shown = await showPage(search, numbers, shown, parts); });
       document.getElementById("ibistatic-search").dataset.state = "done";
     } catch (error) {
-      parts.status.textContent = "The search failed: " + error.message;
+      // the reason is the script's own, in English: marked so on a page in another language
+      parts.status.textContent = parts.words.search_failed + " ";
+      parts.status.append(element("span", null, error.message));
+      if (!/^en\b/.test(document.documentElement.lang)) parts.status.lastChild.lang = "en";
       document.getElementById("ibistatic-search").dataset.state = "failed";
     }
   }
 
-  root.ibistaticSearch = { normalize, words, terms, union, intersection, Search };
+  root.ibistaticSearch = { normalize, words, terms, union, intersection, Search, statusLine, ENGLISH };
   if (typeof module !== "undefined" && module.exports) module.exports = root.ibistaticSearch;
   if (typeof document !== "undefined" && document.getElementById("ibistatic-search-config")) {
     if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start); else start();
