@@ -165,6 +165,7 @@ def test_alert_pages_speak_plainly_in_the_items_language(showcase):
     assert page.all("html", lang="pt")
     title, explanation = i18n.ALERTS["deleted"]["pt"]
     assert f"{title}: Relatório retirado" in page.words and explanation in page.words
+    assert "o próprio item" in page.words  # what was asked for, in Portuguese too
     # the resolver's own message stays as the resolver says it, marked as English
     [message] = page.all("p", id="ibistatic-message")
     assert message["lang"] == "en"
@@ -173,6 +174,16 @@ def test_alert_pages_speak_plainly_in_the_items_language(showcase):
     [message] = english.all("p", id="ibistatic-message")
     assert "lang" not in message  # English on an English page
     assert i18n.ALERTS["unavailable"]["en"][1] in english.words
+
+
+def test_an_alert_page_says_what_was_asked_for_in_its_language():
+    from ibistatic.core.relations import parse_modifier
+
+    assert i18n.describe_steps(parse_modifier("!:+(en)"), "pt") == (
+        "tradução (en) dos metadados da última edição"
+    )
+    assert i18n.describe_steps(parse_modifier(""), "pt") == "o próprio item"
+    assert i18n.describe_steps(parse_modifier(":"), "en") == "metadata"
 
 
 def test_alert_links_the_copies_of_a_conflict(tmp_path):

@@ -366,6 +366,20 @@ STEPS = {
 }
 
 
+def describe_steps(relation, ui: str) -> str:
+    """What a relation (core.relations: its steps, innermost first) returns, in the
+    interface language `ui`: ``translation (en) dos metadados da última edição``; the
+    same composition as resolve.js's describeSteps, from the same words."""
+    said = STEPS[ui]
+    if not relation:
+        return said["itself"]
+    parts = []
+    for n, step in enumerate(reversed(relation)):
+        noun = said["nouns"][step.kind] + (f" ({step.param})" if step.param else "")
+        parts.append(noun if n == 0 else said["of"][step.kind] + noun)
+    return "".join(parts)
+
+
 def page_language(item_language: str | None, default: str) -> str:
     """The interface language of a page about an item in `item_language` (a tag such as
     ``pt-BR``): its primary language when the interface has it, else `default`."""

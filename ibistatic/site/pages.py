@@ -235,10 +235,15 @@ class Site:
             )
         return skeleton.fill(context)
 
-    def meaning(self, modifier: str) -> str:
-        found = self._meanings.get(modifier)
+    def meaning(self, modifier: str, lang: str = "en") -> str:
+        """What `modifier` asks for, in the words of Table 6.2 (English) or of `lang`."""
+        found = self._meanings.get((modifier, lang))
         if found is None:
-            found = self._meanings[modifier] = describe_relation(parse_modifier(modifier))
+            relation = parse_modifier(modifier)
+            said = (
+                describe_relation(relation) if lang == "en" else i18n.describe_steps(relation, lang)
+            )
+            found = self._meanings[(modifier, lang)] = said
         return found
 
 
@@ -272,6 +277,7 @@ def target_page(site: Site, target, loaded=None) -> str:
     lang = i18n.page_language(target.item.language, site.language)
     alert_title, explanation = i18n.ALERTS[resolution.alert][lang]
     context.update(
+        meaning=site.meaning(target.modifier, lang),
         alert=resolution.alert,
         alert_title=alert_title,
         explanation=explanation,
