@@ -18,10 +18,11 @@ import gc
 import socket
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from uvicorn import Config, Server
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
+
+from .limits import Limits
 
 __all__ = [
     "Limits",
@@ -31,18 +32,6 @@ __all__ = [
     "ServerHandle",
     "CollectorPacing",
 ]
-
-
-@dataclass(frozen=True)
-class Limits:
-    """What one connection may take of the server."""
-
-    head_timeout: float = 10.0  # seconds to send a whole request head
-    keep_alive: float = 5.0  # seconds an idle keep-alive connection is kept
-    max_request_line: int = 8192  # bytes of the request target
-    max_head_bytes: int = 65536  # bytes of a whole request head
-    max_headers: int = 100  # header fields of one request
-    max_connections: int | None = 4096  # beyond it, new requests get 503
 
 
 class _Rejected(Exception):
