@@ -347,7 +347,25 @@ def bench_process(index: Path, count: int, seed: int, profile: bool) -> None:
 
 # ------------------------------------------------------------------ HTTP server under wrk
 
-WRK_SCRIPT = r"""
+#: what every wrk script here ends with: status codes counted per thread (in the global
+#: `counts`: thread:get reads globals only), printed as "status N COUNT" lines at the end
+WRK_COUNTING = r"""
+function response(status, headers, body)
+  counts[status] = (counts[status] or 0) + 1
+end
+
+function done(summary, latency, requests)
+  local total = {}
+  for _, thread in ipairs(threads) do
+    for status, count in pairs(thread:get("counts")) do
+      total[status] = (total[status] or 0) + count
+    end
+  end
+  for status, count in pairs(total) do io.write(string.format("status %d %d\n", status, count)) end
+end
+"""
+WRK_SCRIPT = (
+    r"""
 -- Random persistent URLs from the file named after "--"; status codes counted per thread
 -- in the global `counts` (thread:get reads globals only).
 local paths, threads, next_id = {}, {}, 0
@@ -368,20 +386,9 @@ function request()
   return wrk.format("GET", paths[math.random(#paths)])
 end
 
-function response(status, headers, body)
-  counts[status] = (counts[status] or 0) + 1
-end
-
-function done(summary, latency, requests)
-  local total = {}
-  for _, thread in ipairs(threads) do
-    for status, count in pairs(thread:get("counts")) do
-      total[status] = (total[status] or 0) + count
-    end
-  end
-  for status, count in pairs(total) do io.write(string.format("status %d %d\n", status, count)) end
-end
 """
+    + WRK_COUNTING
+)
 
 
 def _serve_available() -> bool:

@@ -49,7 +49,8 @@ import resolver_bench  # noqa: E402
 
 PRECOMPUTED = ("", "!", ":(oai_dc)")
 RESOLVED = ("!:", "+(en)", "?ibiurl.language=en")
-WRK_SCRIPT = r"""
+WRK_SCRIPT = (
+    r"""
 -- Persistent URLs from the file named after "--", each thread cycling from its own
 -- offset; status codes counted per thread in the global `counts`.
 local paths, threads, next_id = {}, {}, 0
@@ -72,20 +73,9 @@ function request()
   return wrk.format("GET", paths[position])
 end
 
-function response(status, headers, body)
-  counts[status] = (counts[status] or 0) + 1
-end
-
-function done(summary, latency, requests)
-  local total = {}
-  for _, thread in ipairs(threads) do
-    for status, count in pairs(thread:get("counts")) do
-      total[status] = (total[status] or 0) + count
-    end
-  end
-  for status, count in pairs(total) do io.write(string.format("status %d %d\n", status, count)) end
-end
 """
+    + resolver_bench.WRK_COUNTING
+)
 
 
 class StalledClients(threading.Thread):
