@@ -12,19 +12,17 @@ leave for their Archive at once).
 
 from __future__ import annotations
 
-import functools
-import http.server
 import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]  # this checkout and the showcase
 
 from page_sites import PAGE_TYPES, SCRIPTED, build_showcase  # noqa: E402
+from site_helpers import SiteServer  # noqa: E402
 
 OUT = ROOT / "docs" / "screenshots"
 WIDTH, HEIGHT = 1000, 900
@@ -51,31 +49,6 @@ def chromium() -> str:
         if found:
             return found
     raise SystemExit("screenshots: headless Chromium is not installed")
-
-
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format, *args):  # noqa: A002 - the base class's name
-        pass
-
-    def send_error(self, code, message=None, explain=None):
-        """A missing path gets the site's 404.html, as static hosts send it."""
-        page = Path(self.directory) / "404.html"
-        if code != 404 or not page.is_file():
-            return super().send_error(code, message, explain)
-        body = page.read_bytes()
-        self.send_response(404)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(body)
-
-
-def serve(root: Path) -> http.server.ThreadingHTTPServer:
-    handler = functools.partial(_Quiet, directory=str(root))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server
 
 
 def photograph(browser: str, url: str, target: Path) -> None:
@@ -106,17 +79,15 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="ibistatic-screenshots-") as work:
         for language in ("en", "pt"):
             site = build_showcase(Path(work) / language, language)
-            server = serve(site)
-            base = f"http://127.0.0.1:{server.server_address[1]}/"
-            try:
+            # a static host as the tests' (a missing path gets the site's 404.html)
+            with SiteServer(site).running() as server:
+                base = f"http://127.0.0.1:{server.port}/"
                 shown = {name: PAGE_TYPES[kinds[language]] for name, kinds in SHOWN.items()}
                 for name, path in {**shown, **SCRIPTED_SHOWN}.items():
                     path = path.removesuffix("index.html")
                     target = OUT / f"{name}-{language}.png"
                     photograph(browser, base + path, target)
                     print(f"{target.relative_to(ROOT)}: {path or '/'}")
-            finally:
-                server.shutdown()
     return 0
 
 
