@@ -131,15 +131,17 @@ class SpentKeys:
 
     def first(self, key: str, expiry: float, now: float) -> bool:
         """Whether `key` is spent here for the first time; records it until `expiry`."""
+        self._spends += 1
+        if self._spends % self.PRUNE_EVERY == 0:
+            self.prune(now)
         with self._lock:
-            db = self._db()
-            self._spends += 1
-            if self._spends % self.PRUNE_EVERY == 0:
-                db.execute("DELETE FROM spent WHERE expiry <= ?", (now,))
-            inserted = db.execute("INSERT OR IGNORE INTO spent VALUES (?, ?)", (key, expiry))
+            inserted = self._db().execute(
+                "INSERT OR IGNORE INTO spent VALUES (?, ?)", (key, expiry)
+            )
             return inserted.rowcount == 1
 
     def prune(self, now: float) -> None:
+        """Forget the keys expired at `now` (an expired key is refused before it gets here)."""
         with self._lock:
             self._db().execute("DELETE FROM spent WHERE expiry <= ?", (now,))
 
