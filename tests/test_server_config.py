@@ -213,7 +213,7 @@ def test_the_same_input_gives_the_same_file_and_two_sites_two_prefixes(site, cap
 
 
 def test_static_folders_are_those_that_begin_no_ibi(site):
-    assert static_folders(site, Index(site)) == (
+    assert static_folders(site) == (
         "assets",
         "files",
         "index",
@@ -244,9 +244,9 @@ def test_a_dollar_in_a_url_is_never_read_as_a_variable():
     assert 'geo $p_dollar { default "$"; }' in text
 
 
-def test_serve_knows_the_same_site_folders_as_server_config(tmp_path):
-    """serve knows the site's own folders without listing the index (site/folders.py);
-    server-config reads them off the built tree, catalog included: they agree."""
+def test_the_site_folders_are_those_of_a_built_site_that_begin_no_ibi(tmp_path):
+    """The site's own folders (site/folders.py, known without listing the index) are
+    exactly the top-level folders of a built site, catalog included, that begin no IBI."""
     from ibistatic.site.folders import SITE_FOLDERS
     from site_helpers import build
 
@@ -258,5 +258,7 @@ def test_serve_knows_the_same_site_folders_as_server_config(tmp_path):
     from ibistatic.site.build import build_site
 
     build_site(load_config(tmp_path / "project" / "ibistatic.yaml"))
-    on_disk = set(static_folders(site, Index(site))) | {"_ibistatic"}
-    assert on_disk == SITE_FOLDERS
+    ibi_starts = {key.split("/")[0].lower() for key, _ in Index(site).entries("answers")}
+    folders = {p.name.lower() for p in site.iterdir() if p.is_dir()}
+    assert folders - ibi_starts == SITE_FOLDERS  # every one the build writes, no other
+    assert not SITE_FOLDERS & ibi_starts

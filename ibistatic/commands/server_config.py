@@ -78,7 +78,7 @@ def run(args) -> int:
         server_name=name,
         resolver_url=_resolver_url(args.resolver_url or serverconfs.DEFAULT_RESOLVER_URL),
         prefix=serverconfs.site_prefix(index.site_url, site, name, listen),
-        folders=serverconfs.static_folders(site, index),
+        folders=serverconfs.static_folders(site),
         bucket_size=_bucket_size(args.server, args.map_bucket_size),
     )
     rules = serverconfs.index_rules(index)

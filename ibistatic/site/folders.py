@@ -5,9 +5,9 @@ A file below a folder of the site is served as it is; a file below any other fol
 a persistent URL's file path (``/<IBI>/index.html`` asks for the item's file
 ``index.html``), which ``serve`` resolves.  Known without listing the index: the build's
 own folders and those of the page templates (an Archive's ``file-list-url`` inside the
-site must be ``{site}files/{repository}/``: archive/descriptors.py).  ``server-config``
-derives the same set from the built tree (``serverconfs.static_folders``); a test holds
-the two together."""
+site must be ``{site}files/{repository}/``: archive/descriptors.py).  ``serve`` and
+``server-config`` (``serverconfs.static_folders``) both read it; a test checks every
+top-level folder of a built site is one of these or begins an IBI the index holds."""
 
 from __future__ import annotations
 

@@ -35,6 +35,7 @@ from typing import NamedTuple
 from ..core.http import FOUND, GONE, SEE_OTHER
 from ..core.relations import parse_modifier
 from ..targets import PublishedUrl
+from .folders import SITE_FOLDERS
 from .hostfiles import HostRule, host_rules
 from .serverlinks import ApacheLinks, apache_link_directives, nginx_link_maps, nginx_links
 
@@ -101,15 +102,15 @@ def index_rules(index) -> list[HostRule]:
     return host_rules(published)
 
 
-def static_folders(site: Path, index) -> tuple[str, ...]:
-    """The site's top-level folders that begin no IBI the index holds (assets, index,
-    metadata...): served as they are; every other path may be a persistent URL."""
-    starts = {key.split("/")[0].lower() for key, _ in index.entries("answers")}
+def static_folders(site: Path) -> tuple[str, ...]:
+    """The site's own top-level folders that this build wrote (assets, index, metadata...;
+    site/folders.py): served as they are; every other path may be a persistent URL.
+    The private folder is left out: it is answered 404."""
     return tuple(
         sorted(
             entry.name
             for entry in site.iterdir()
-            if entry.is_dir() and entry.name.lower() not in starts and entry.name != PRIVATE
+            if entry.is_dir() and entry.name.lower() in SITE_FOLDERS and entry.name != PRIVATE
         )
     )
 
