@@ -131,3 +131,51 @@ def test_slowloris_clients_cost_others_nothing(resolver):
     finally:
         for connection in stalled:
             connection.close()
+
+
+def test_a_replayed_acknowledgment_counts_once_across_the_workers_of_serve(sample_index, tmp_path):
+    """serve --workers 2, real processes: the key one urlRequest issued is acknowledged
+    eight times on eight connections (the kernel spreads them over both workers); one
+    is accepted and counted, seven are refused."""
+    import re
+
+    from federation_helpers import Process
+    from ibistatic.federation.wire import request_url
+
+    log = tmp_path / "acks.jsonl"
+    process = Process(
+        "serve",
+        "--index",
+        str(sample_index),
+        "--port",
+        "0",
+        "--workers",
+        "2",
+        "--ack-log",
+        str(log),
+    )
+    try:
+        port = int(process.wait_for(r"http://127\.0\.0\.1:(\d+)/").group(1))
+        service = "/sid.inpe.br/mtc-m18@80/2008/03.17.15.17"  # mtc-m16c's archive service
+        asked = [
+            ("servicesubject", "urlRequest"),
+            ("clientinformation.ipaddress", "10.0.0.1"),
+            ("parsedibiurl.ibi", "8JMKD3MGP8W/35MMLL8"),
+        ]
+        status, _, body = get(port, request_url(service, asked))
+        assert status == 200
+        key = re.search(r"^urlkey (\S+)", body.decode("ascii"), re.M).group(1)
+        ack = [
+            ("servicesubject", "acknowledgment"),
+            ("clientinformation.ipaddress", "10.0.0.1"),
+            ("contenttype", "Data"),
+            ("state", "Original"),
+            ("url", "http://mtc-m16c.sid.inpe.br/col/x/doc/a.pdf"),
+            ("url.persistent", "https://ibi.example.org/8JMKD3MGP8W/35MMLL8"),
+            ("urlkey", key),
+        ]
+        statuses = [get(port, request_url(service, ack))[0] for _ in range(8)]
+    finally:
+        process.stop()
+    assert sorted(statuses) == [200] + [400] * 7
+    assert len(log.read_text(encoding="utf-8").splitlines()) == 1
