@@ -19,7 +19,7 @@ from . import pages
 
 __all__ = ["State", "STATE_VERSION", "fingerprint", "load_state", "save_state"]
 
-STATE_VERSION = 14
+STATE_VERSION = 15
 
 
 @dataclass
@@ -88,11 +88,20 @@ def fingerprint(config: SiteConfig, loaded: LoadedArchives) -> tuple:
         config.modifiers,
         tuple(loaded.infos),
         tuple(templates),
-        config.alert_pages,  # after the fields read by position (output, infos)
-        config.hosts,  # a host's files are site-wide: a no-op update would not write them
-        config.catalog,  # so is the catalog (and the landing page's link to it)
-        (config.language, config.identity),  # on every page
+        # after the fields read by position (output, infos): every other setting, so
+        # that a setting added later is in by default (hosts and catalog were once
+        # left out, and a no-op update then never wrote their site-wide files)
+        tuple(
+            (f.name, getattr(config, f.name))
+            for f in fields(config)
+            if f.name not in _NOT_PUBLISHED
+        ),
     )
+
+
+#: the settings that change nothing a build publishes: where the configuration was read
+#: from, where the cache lives, how many processes share the work
+_NOT_PUBLISHED = ("path", "cache", "jobs")
 
 
 def save_state(path: Path, state: State) -> str | None:
