@@ -194,6 +194,8 @@ class Site:
                 "record.html",
                 "robots.txt",
                 "_alert_links.html",
+                "search.html",
+                "search_list.html",
             )
         }
         self._meanings: dict[str, str] = {}

@@ -46,8 +46,7 @@ class Search:
 def search_page(site, count: int) -> str:
     words = search_words(site.language)  # what search.js writes, in the site's language
     config = script_json({"index": f"{site.base}{FOLDER}", "links": site.base, "words": words})
-    return _render(
-        site,
+    return site.render(
         "search.html",
         config=config,
         documents=count,
@@ -69,8 +68,7 @@ def _list_pages(site, docs: list[Document], made: dict) -> Iterator[File]:
         shown = docs[start : start + LIST_SIZE]
         last = made.get(number)
         if last is None or last[1] != count or not _same(last[0], shown):
-            text = _render(
-                site,
+            text = site.render(
                 "search_list.html",
                 docs=shown,
                 number=number,
@@ -88,10 +86,6 @@ def _list_pages(site, docs: list[Document], made: dict) -> Iterator[File]:
 
 def _same(these: list, those: list) -> bool:
     return len(these) == len(those) and all(a is b for a, b in zip(these, those))
-
-
-def _render(site, name: str, **context) -> str:
-    return site.env.get_template(name).render(**{**site.constants(None), **context})
 
 
 OUTPUT = Search()
