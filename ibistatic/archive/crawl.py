@@ -69,7 +69,7 @@ class CrawlCache:
 
     def __init__(self, path: Path | None = None) -> None:
         self.path = path
-        self.entries: dict[str, tuple[tuple[int, int, int], Any]] = {}
+        self._entries: dict[str, tuple[tuple[int, int, int], Any]] | None = None
         self.hits = 0
         self.misses = 0
         self._saved_misses = 0  # misses when it was last loaded or saved: nothing new since
@@ -77,16 +77,26 @@ class CrawlCache:
         self.fresh: dict[str, tuple] | None = None
         #: why a saved cache was not used, or could not be saved (the build prints it)
         self.warnings: list[str] = []
-        if path is not None:
-            try:
-                loaded = load_sealed(path, "crawl cache", CACHE_VERSION, 1)
-            except Untrusted as why:  # a damaged or foreign cache only costs a full re-read
-                self.warnings.append(
-                    f"crawl cache {path} not used: {why}; every descriptor is read again"
-                )
-                loaded = None
-            if loaded is not None:
-                self.entries = loaded[1][0]
+
+    @property
+    def entries(self) -> dict[str, tuple[tuple[int, int, int], Any]]:
+        """Read from its file on first use (a rebuild answered by site.unchanged never
+        needs it)."""
+        if self._entries is None:
+            self._entries = self._load()
+        return self._entries
+
+    def _load(self) -> dict:
+        if self.path is None:
+            return {}
+        try:
+            loaded = load_sealed(self.path, "crawl cache", CACHE_VERSION, 1)
+        except Untrusted as why:  # a damaged or foreign cache only costs a full re-read
+            self.warnings.append(
+                f"crawl cache {self.path} not used: {why}; every descriptor is read again"
+            )
+            return {}
+        return {} if loaded is None else loaded[1][0]
 
     def get(self, path: str, identity: tuple) -> Any:
         """The value stored for `path` at `identity`; hits and misses count descriptors
@@ -510,6 +520,8 @@ def _read_repositories(
             if progress is not None:
                 progress(1)
         return results
+    if cache is not None:
+        cache.entries  # read once, before the workers fork, not once in each  # noqa: B018
     reported = 0
 
     def advance(done: int) -> None:  # `progress` counts steps, the workers a total

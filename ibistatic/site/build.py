@@ -21,6 +21,7 @@ from pathlib import Path
 from .. import forked
 from ..archive.crawl import CrawlCache
 from ..archive.load import LoadedArchives, load_archives, reload_repositories
+from ..archive.observe import observe
 from ..config import SiteConfig
 from ..errors import Problem
 from ..progress import Progress
@@ -34,6 +35,7 @@ from .hosts.checks import published_tree_warnings
 from .outputs import ItemContext, SiteContext
 from .plan import Plan, last_published, nothing_to_do, plan_build
 from .state import State, fingerprint, load_state, save_state
+from .unchanged import forget_stamp, save_stamp, unchanged_report
 
 __all__ = ["BuildReport", "Publisher", "build_site", "publish"]
 
@@ -50,14 +52,28 @@ class BuildReport:
     seconds: float = 0.0
     mode: str = "full"
     warnings: list[str] = field(default_factory=list)
+    #: the crawl cache and build state were saved (else the next build reads all again)
+    state_saved: bool = True
 
 
 def build_site(config: SiteConfig, *, log=None, full: bool = False, progress=None) -> BuildReport:
-    """Publish `config`: in place when only some items changed since the last build of
-    this output, else a whole new tree swapped in atomically (always with `full`).
+    """Publish `config`: nothing when the Archives and settings are as the last build saw
+    them (site.unchanged), in place when only some items changed since the last build
+    of this output, else a whole new tree swapped in atomically (always with `full`).
     `progress`: an ibistatic.progress.Progress (default: none drawn)."""
+    started = time.perf_counter()
+    if not full:
+        report = unchanged_report(config, _output_names())
+        if report is not None:
+            report.seconds = time.perf_counter() - started
+            return report
+    forget_stamp(config)  # until this build is done, no stamp describes the live site
+    observation = observe(config.archives)  # before the crawl: a change during it shows
     report = Publisher(config, log, progress=progress).build(full=full)
     report.warnings.extend(published_tree_warnings(config))  # the chosen hosts' limits
+    if report.state_saved:
+        save_stamp(config, _output_names(), observation, report)
+    report.seconds = time.perf_counter() - started
     return report
 
 
@@ -264,6 +280,7 @@ class Publisher:
         self.progress.finish()
         if self.persist:
             self.cache.save()
+        report.state_saved = not (self.cache.warnings or self._warnings)
         report.warnings.extend(self.cache.warnings + self._warnings)
         self.cache.warnings, self._warnings = [], []
         report.seconds = time.perf_counter() - started

@@ -17,7 +17,14 @@ from ..pickles import Untrusted, load_sealed, save_sealed
 from ..store.generations import Publication
 from . import pages
 
-__all__ = ["State", "STATE_VERSION", "fingerprint", "load_state", "save_state"]
+__all__ = [
+    "State",
+    "STATE_VERSION",
+    "fingerprint",
+    "settings_fingerprint",
+    "load_state",
+    "save_state",
+]
 
 STATE_VERSION = 15
 
@@ -75,18 +82,27 @@ _LARGE_FIELDS = ("items", "published", "records", "answers", "digests", "item_fi
 
 def fingerprint(config: SiteConfig, loaded: LoadedArchives) -> tuple:
     """What must be the same for an update to give what a full build gives."""
+    head, rest = _settings(config)
+    return (*head, tuple(loaded.infos), *rest)
+
+
+def settings_fingerprint(config: SiteConfig) -> tuple:
+    """The fingerprint but for the Archives' archive.yaml (site.unchanged: known
+    unchanged when no file of the Archives is)."""
+    head, rest = _settings(config)
+    return (*head, *rest)
+
+
+def _settings(config: SiteConfig) -> tuple[tuple, tuple]:
+    """What the fingerprint holds before the Archives' infos, and after them."""
     templates = sorted(
         (str(folder), str(p.relative_to(folder)), p.stat().st_mtime_ns)
         for folder in pages.template_folders(config)  # the site's own templates too
         for p in folder.rglob("*")
         if p.is_file()
     )
-    return (
-        STATE_VERSION,
-        config.site_url,
-        str(config.output),
-        config.modifiers,
-        tuple(loaded.infos),
+    head = (STATE_VERSION, config.site_url, str(config.output), config.modifiers)
+    rest = (
         tuple(templates),
         # after the fields read by position (output, infos): every other setting, so
         # that a setting added later is in by default (hosts and catalog were once
@@ -97,6 +113,7 @@ def fingerprint(config: SiteConfig, loaded: LoadedArchives) -> tuple:
             if f.name not in _NOT_PUBLISHED
         ),
     )
+    return head, rest
 
 
 #: the settings that change nothing a build publishes: where the configuration was read

@@ -1,0 +1,157 @@
+"""A rebuild with nothing new is answered from the build's stamp by lstat alone
+(site/unchanged.py, archive/observe.py); every change the crawl would see still is."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+
+import pytest
+
+from ibistatic.archive import observe
+from ibistatic.config import load_config
+from ibistatic.site import build as site_build
+from ibistatic.site.build import build_site
+from ibistatic.site.unchanged import stamp_path
+from ibistatic.store.layout import live_generation
+from test_publish import make_project, snapshot
+
+ITEM = "archives/mtc-m16d/sid.inpe.br/mtc-m19/2014/01.02.17.23.57"
+
+
+@pytest.fixture
+def settled(monkeypatch):
+    """Entries count as settled at once (the tests' files are all just written)."""
+    monkeypatch.setattr(observe, "RACY_SECONDS", 0.0)
+
+
+class Crawled(Exception):
+    """Raised by a crawl where the stamp should have answered."""
+
+
+def _built(tmp_path):
+    config = load_config(make_project(tmp_path))
+    first = build_site(config, full=True)
+    assert stamp_path(config).is_file()
+    return config, first
+
+
+def test_a_rebuild_of_nothing_new_reads_no_descriptor_and_reports_the_same(
+    tmp_path, settled, monkeypatch
+):
+    config = load_config(make_project(tmp_path))
+    (tmp_path / "archives/mtc-m16d/sid.inpe.br/mtc-m19/2014/01.02.17.23.58").mkdir()
+    first = build_site(config, full=True)
+    assert len(first.problems) == 1  # a folder without item.yaml: a warning, also next time
+    generation, before = live_generation(config.output), snapshot(config.output)
+    cache_files = {p.name: p.stat().st_mtime_ns for p in config.cache_dir.iterdir()}
+    monkeypatch.setattr(site_build, "load_archives", _refuse)
+    again = build_site(config)
+    assert (again.mode, again.written, again.removed) == (
+        "update of 0 changed, 0 affected items",
+        0,
+        0,
+    )
+    assert (again.items, again.keys, again.pages) == (first.items, first.keys, first.pages)
+    assert again.problems == first.problems
+    assert live_generation(config.output) == generation and snapshot(config.output) == before
+    assert {p.name: p.stat().st_mtime_ns for p in config.cache_dir.iterdir()} == cache_files
+
+
+def _refuse(*args, **kwargs):
+    raise Crawled
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        "same size, new bytes",
+        "a file added to doc/",
+        "a file removed from doc/",
+        "a new repository",
+        "made unreadable",
+        "archive.yaml rewritten",
+    ],
+)
+def test_every_change_the_crawl_would_see_makes_the_build_crawl(tmp_path, settled, change):
+    config, _ = _built(tmp_path)
+    item = tmp_path / ITEM
+    descriptor = item / "item.yaml"
+    if change == "same size, new bytes":
+        text = descriptor.read_text(encoding="utf-8")
+        descriptor.write_text(text[:-1] + " ", encoding="utf-8")  # was a newline
+        stat = descriptor.stat()
+        os.utime(descriptor, ns=(stat.st_atime_ns, stat.st_mtime_ns - 10**10))  # mtime back
+    elif change == "a file added to doc/":
+        (item / "doc" / "errata.txt").write_text("errata\n", encoding="utf-8")
+    elif change == "a file removed from doc/":
+        next(p for p in (item / "doc").iterdir() if p.is_file()).unlink()
+    elif change == "a new repository":
+        (tmp_path / "archives/mtc-m16d/sid.inpe.br/mtc-m19/2014/01.02.17.23.58").mkdir()
+    elif change == "made unreadable":
+        descriptor.chmod(0o000)
+    else:
+        info = tmp_path / "archives/mtc-m16d/archive.yaml"
+        info.write_bytes(info.read_bytes())
+    try:
+        with pytest.raises(Crawled):
+            _build_refusing_crawls(config)
+    finally:
+        descriptor.chmod(0o644)
+
+
+def _build_refusing_crawls(config):
+    original = site_build.load_archives
+    site_build.load_archives = _refuse
+    try:
+        return build_site(config)
+    finally:
+        site_build.load_archives = original
+
+
+def test_other_settings_another_live_tree_or_full_make_the_build_crawl(tmp_path, settled):
+    config, _ = _built(tmp_path)
+    with pytest.raises(Crawled):
+        _build_refusing_crawls(replace(config, hosts=("netlify",)))
+    with pytest.raises(Crawled):
+        _build_refusing_crawls(replace(config, alert_pages=not config.alert_pages))
+    manifest = config.output / "index" / "manifest.json"
+    manifest.write_bytes(manifest.read_bytes() + b" ")
+    with pytest.raises(Crawled):
+        _build_refusing_crawls(config)
+    assert build_site(config, full=True).mode == "full"  # --full never asks the stamp
+
+
+def test_a_failed_build_leaves_no_stamp_behind(tmp_path, settled, monkeypatch):
+    config, _ = _built(tmp_path)
+    (tmp_path / ITEM / "doc" / "errata.txt").write_text("errata\n", encoding="utf-8")
+    with pytest.raises(Crawled):
+        _build_refusing_crawls(config)
+    assert not stamp_path(config).exists()
+    assert build_site(config).written >= 1  # then the change is published, and stamped
+    assert stamp_path(config).is_file()
+
+
+def test_a_tree_with_a_symbolic_link_or_just_changed_is_never_stamped(tmp_path, monkeypatch):
+    config = load_config(make_project(tmp_path))
+    build_site(config, full=True)  # every file written just now: racy
+    assert not stamp_path(config).exists()
+    monkeypatch.setattr(observe, "RACY_SECONDS", 0.0)
+    os.symlink("doc", tmp_path / ITEM / "link")
+    build_site(config)
+    assert not stamp_path(config).exists()
+    assert observe.observe(config.archives) is None
+
+
+def test_an_observation_holds_until_an_entry_changes(tmp_path, settled):
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    (tmp_path / "a" / "b" / "f").write_text("1", encoding="utf-8")
+    seen = observe.observe([tmp_path / "a"])
+    assert seen is not None and seen.entries == 3 and seen.holds([tmp_path / "a"])
+    assert not seen.holds([tmp_path / "a", tmp_path / "a" / "b"])  # other roots
+    (tmp_path / "a" / "b" / "f").write_text("2", encoding="utf-8")
+    assert not seen.holds([tmp_path / "a"])
+    again = observe.observe([tmp_path / "a"])
+    (tmp_path / "a" / "b" / "f").unlink()
+    assert not again.holds([tmp_path / "a"])
+    assert observe.observe([tmp_path / "missing"]) is None
