@@ -11,6 +11,7 @@ unpickled).  Callers decide when a job is large enough to be worth the fork.
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import multiprocessing.connection
 import os
@@ -145,6 +146,11 @@ def run_shares(
     _JOB = (work, counter, folder)
     processes = []
     shares = workers()
+    # what exists now is the workers' shared input: out of the collector's reach, its
+    # pages are never written by a collection in a worker (copied on write), nor
+    # walked again by each of them
+    unfreeze = gc.get_freeze_count() == 0  # else the caller's (watch) freezing stays
+    gc.freeze()
     try:
         for share in range(shares):
             processes.append(context.Process(target=_run_share, args=(share,), daemon=True))
@@ -161,6 +167,8 @@ def run_shares(
         raise
     finally:
         _JOB = None
+        if unfreeze:
+            gc.unfreeze()
     return _read_all([_result_path(folder, share) for share in range(shares)], folder)
 
 
