@@ -205,21 +205,50 @@ class _SiteMade:
     site_files: list[str] = field(default_factory=list)  # what an update makes again whole
     checksums: dict[str, str] = field(default_factory=dict)  # index file -> its sha256
     notices: list[str] = field(default_factory=list)
+    trees: list[Tree] = field(default_factory=list)  # made whole when the store commits
+
+    def add(self, other: _SiteMade) -> None:
+        self.pages += other.pages
+        self.site_files += other.site_files
+        self.checksums.update(other.checksums)
+        self.notices += other.notices
+        self.trees += other.trees
 
 
 def _render_site(plan: Plan, context: SiteContext, store: Store) -> _SiteMade:
-    made = _SiteMade()
+    """The site outputs' files: the costly ones (`apart`) each in a forked process of a
+    full build, beside the others here; merged in the outputs' order either way."""
+    apart = [output for output in outputs.SITE_OUTPUTS if getattr(output, "apart", False)]
+    here = [output for output in outputs.SITE_OUTPUTS if output not in apart]
+    made_apart = store.render_apart(
+        apart, partial(_made_by, plan, context), len(context.state.items)
+    )
+    if made_apart is None:
+        here, made_apart = list(outputs.SITE_OUTPUTS), iter(())
+    made = dict(zip(apart, made_apart))  # forked first: its workers share no parent's change
+    for output in here:
+        made[output] = _made_by(plan, context, output, store)
+    total = _SiteMade()
     for output in outputs.SITE_OUTPUTS:
-        for thing in output.files(plan, context):
-            if isinstance(thing, Notice):
-                made.notices.append(thing.text)
-            elif isinstance(thing, Tree):
-                store.add_tree(thing)
-            elif _put(store, thing):
-                made.pages += output.pages
-                made.site_files.append(thing.path)
-                if thing.checksum is not None:
-                    made.checksums[thing.path] = thing.checksum
+        total.add(made[output])
+    for tree in total.trees:
+        store.add_tree(tree)
+    return total
+
+
+def _made_by(plan: Plan, context: SiteContext, output, files) -> _SiteMade:
+    """One site output's files, put into `files` (the store, or a forked worker's)."""
+    made = _SiteMade()
+    for thing in output.files(plan, context):
+        if isinstance(thing, Notice):
+            made.notices.append(thing.text)
+        elif isinstance(thing, Tree):
+            made.trees.append(thing)
+        elif _put(files, thing):
+            made.pages += output.pages
+            made.site_files.append(thing.path)
+            if thing.checksum is not None:
+                made.checksums[thing.path] = thing.checksum
     return made
 
 

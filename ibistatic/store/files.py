@@ -13,7 +13,7 @@ import hashlib
 import itertools
 import os
 import zlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Container, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -87,9 +87,12 @@ class Files:
     memory (a full build into its new tree: memory stays flat however large the site).
     """
 
-    def __init__(self, old: dict[str, bytes], direct: Path | None = None) -> None:
+    def __init__(
+        self, old: dict[str, bytes], direct: Path | None = None, taken: Container[str] = ()
+    ) -> None:
         self.old = old
         self.direct = str(direct) if direct is not None else None
+        self.taken = taken  # paths another Files took first (a forked worker's parent's)
         self.files: dict[str, bytes] = {}  # made, not yet written (no `direct`)
         self.digests: dict[str, bytes] = {}  # every file of the site so far
         self.written = 0
@@ -97,7 +100,7 @@ class Files:
 
     def put(self, file: File) -> bool:
         """Take `file`; False when its path was taken already (the first one wins)."""
-        if file.path in self.digests:
+        if file.path in self.digests or file.path in self.taken:
             return False
         if file.kept:
             self.digests[file.path] = self.old[file.path]

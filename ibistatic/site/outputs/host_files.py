@@ -15,6 +15,7 @@ class HostFiles:
     name = "host redirect files"
     pages = False
     remembered = False
+    apart = True  # costly at scale: a full build makes it in a forked process of its own
 
     def files(self, plan, context) -> Iterator[File | Notice]:
         rules = host_rules(context.published)

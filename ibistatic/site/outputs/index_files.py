@@ -17,6 +17,7 @@ class IndexFiles:
     name = "index"
     pages = False
     remembered = False
+    apart = True  # costly at scale: a full build makes it in a forked process of its own
 
     def files(self, plan, context) -> Iterator[File]:
         state = context.state

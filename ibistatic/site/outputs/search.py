@@ -30,6 +30,7 @@ class Search:
     name = "search"
     pages = False
     remembered = False
+    apart = True  # costly at scale: a full build makes it in a forked process of its own
 
     def files(self, plan, context) -> Iterator[File]:
         holdings = {key: [item for item, _ in rows] for key, rows in context.state.items.items()}

@@ -15,6 +15,7 @@ class Sitemap:
     name = "sitemaps"
     pages = True
     remembered = False
+    apart = True  # costly at scale: a full build makes it in a forked process of its own
 
     def files(self, plan, context) -> Iterator[File]:
         made = Collected()
