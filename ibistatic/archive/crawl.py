@@ -228,7 +228,7 @@ def _subdirectories(
                 )
                 continue
         if entry.is_dir():
-            found.append((entry.name, entry.path))
+            found.append((entry.name, entry.path, entry.is_symlink()))
     return found
 
 
@@ -243,7 +243,7 @@ def _bad_name(name: str) -> str | None:
 
 
 def _doc_files(
-    doc: str, root_real: str, problems: list[Problem], archive: str, root: str
+    doc: str, root_real: str, problems: list[Problem], archive: str, root: str, plain: bool
 ) -> tuple[tuple[str, ...], float]:
     """Every regular file under doc/ (relative POSIX paths, sorted) and the newest mtime.
 
@@ -260,16 +260,19 @@ def _doc_files(
             Problem(archive, os.path.relpath(path, root), "", found, expected, "warning")
         )
 
-    if not os.path.lexists(doc):
-        return (), 0.0  # no doc/: the item says whether it needs one
-    if not _inside(root_real, doc):
-        report(doc, OUT_OF_ROOT, "a doc/ folder inside the archive (the link is not followed)")
-        return (), 0.0
     try:
-        top = os.stat(doc)
+        top = os.lstat(doc)
     except OSError:
-        report(doc, LEADS_NOWHERE, "a doc/ folder inside the archive")
-        return (), 0.0
+        return (), 0.0  # no doc/: the item says whether it needs one
+    if not plain or stat.S_ISLNK(top.st_mode):
+        if not _inside(root_real, doc):
+            report(doc, OUT_OF_ROOT, "a doc/ folder inside the archive (the link is not followed)")
+            return (), 0.0
+        try:
+            top = os.stat(doc)
+        except OSError:
+            report(doc, LEADS_NOWHERE, "a doc/ folder inside the archive")
+            return (), 0.0
     stack = [("", _sorted_entries(doc, report), frozenset({(top.st_dev, top.st_ino)}))]
     while stack:
         prefix, entries, above = stack[-1]
@@ -337,24 +340,29 @@ def read_repository(
     relative: str,
     cache: CrawlCache | None = None,
     root_real: str | None = None,
+    plain: bool = False,
 ) -> tuple[Item | None, list[Problem]]:
-    """Read one uniform repository (``relative`` = its four directory names joined by /)."""
+    """Read one uniform repository (``relative`` = its four directory names joined by /).
+    `plain`: no folder from the root to it is a symbolic link (the crawl's walk saw
+    them), so only a link at item.yaml or doc/ can lead out of the root."""
     root_real = root_real or os.path.realpath(root)
     directory = os.path.join(root, *relative.split("/"))
     problems: list[Problem] = []
     descriptor = os.path.join(directory, "item.yaml")
-    if not _inside(root_real, descriptor):
-        return None, [
-            Problem(
-                archive,
-                f"{relative}/item.yaml",
-                "",
-                OUT_OF_ROOT,
-                "an item.yaml inside the archive (the link is not followed)",
-            )
-        ]
     try:
-        st = os.stat(descriptor)
+        st = os.lstat(descriptor)
+        if not plain or stat.S_ISLNK(st.st_mode):
+            if not _inside(root_real, descriptor):  # realpath: an lstat per folder above
+                return None, [
+                    Problem(
+                        archive,
+                        f"{relative}/item.yaml",
+                        "",
+                        OUT_OF_ROOT,
+                        "an item.yaml inside the archive (the link is not followed)",
+                    )
+                ]
+            st = os.stat(descriptor)
     except OSError as error:
         return None, [_unreadable(archive, relative, error)]
     if not stat.S_ISREG(st.st_mode):
@@ -368,7 +376,7 @@ def read_repository(
             )
         ]
     files, newest = _doc_files(
-        os.path.join(directory, "doc"), root_real, problems, archive, str(root)
+        os.path.join(directory, "doc"), root_real, problems, archive, str(root), plain
     )
     # parsing and validating cost more than walking: the outcome is kept while the
     # descriptor and doc/ stay as they were (no parsed YAML is kept: only the item)
@@ -440,14 +448,17 @@ def crawl_archive(
         return archive  # without its address no answer of this Archive can be built
     walk_problems: list[Problem] = []
     found = []  # (relative path, how many walk problems came before it)
-    for relative in _repository_paths(root, walk_problems, name):
+    linked = set()  # the relative paths reached through a symbolic link
+    for relative, link in _repository_paths(root, walk_problems, name):
         found.append((relative, len(walk_problems)))
+        if link:
+            linked.add(relative)
     relatives = [relative for relative, _ in found]
     if expect is not None:
         expect(len(relatives))
     done = 0
     for (relative, before), (item, problems) in zip(
-        found, _read_repositories(root, name, relatives, cache, progress)
+        found, _read_repositories(root, name, relatives, cache, progress, linked)
     ):
         archive.problems += walk_problems[done:before]  # in the order a plain walk gives
         done = before
@@ -508,7 +519,12 @@ PARALLEL_REPOSITORIES = 5000
 
 
 def _read_repositories(
-    root: Path, name: str, relatives: list[str], cache: CrawlCache | None, progress
+    root: Path,
+    name: str,
+    relatives: list[str],
+    cache: CrawlCache | None,
+    progress,
+    linked: frozenset[str] | set[str] = frozenset(),
 ) -> list[tuple]:
     """read_repository of each of `relatives`, in order: parsing and validating YAML is
     most of a cold crawl, so large Archives are read over the cores."""
@@ -516,7 +532,8 @@ def _read_repositories(
     if len(relatives) < PARALLEL_REPOSITORIES or not forked.available():
         results = []
         for relative in relatives:
-            results.append(read_repository(root, name, relative, cache, root_real))
+            plain = relative not in linked
+            results.append(read_repository(root, name, relative, cache, root_real, plain))
             if progress is not None:
                 progress(1)
         return results
@@ -532,7 +549,9 @@ def _read_repositories(
 
     doing = f"reading the {len(relatives):,} repositories of Archive {name}"
     shares = forked.run_shares(
-        lambda share, counter: _read_share(share, counter, root, name, relatives, cache, root_real),
+        lambda share, counter: _read_share(
+            share, counter, root, name, relatives, cache, root_real, linked
+        ),
         advance,
         doing,
     )
@@ -555,6 +574,7 @@ def _read_share(
     relatives: list[str],
     cache: CrawlCache | None,
     root_real: str,
+    linked: frozenset[str] | set[str],
 ) -> tuple[list, dict, int, int]:
     """In a forked worker: every workers()-th repository from `share` on, and what the
     cache learnt meanwhile (the parent's copy of the cache does not see it)."""
@@ -562,7 +582,8 @@ def _read_share(
         cache.fresh, cache.hits, cache.misses = {}, 0, 0
     read = []
     for number, relative in enumerate(relatives[share :: forked.workers()], 1):
-        read.append(read_repository(root, name, relative, cache, root_real))
+        plain = relative not in linked
+        read.append(read_repository(root, name, relative, cache, root_real, plain))
         if number % 64 == 0:
             forked.count(counter, 64)
     if cache is None:
@@ -570,19 +591,22 @@ def _read_share(
     return read, cache.fresh, cache.hits, cache.misses
 
 
-def _repository_paths(root: Path, problems: list[Problem], archive: str) -> Iterable[str]:
-    """The relative paths of the directories four levels down that hold item.yaml."""
+def _repository_paths(
+    root: Path, problems: list[Problem], archive: str
+) -> Iterable[tuple[str, bool]]:
+    """The relative paths of the directories four levels down that hold item.yaml, each
+    with whether the way there passed a symbolic link."""
     root_s, root_real = str(root), os.path.realpath(root)
 
-    def walk(directory: str, parts: tuple[str, ...]):
-        for name, path in _subdirectories(directory, root_real, problems, archive, root_s):
+    def walk(directory: str, parts: tuple[str, ...], linked: bool):
+        for name, path, link in _subdirectories(directory, root_real, problems, archive, root_s):
             here = parts + (name,)
             if len(here) < 4:
-                yield from walk(path, here)
+                yield from walk(path, here, linked or link)
             elif os.path.lexists(
                 os.path.join(path, "item.yaml")
             ):  # read_repository says what is wrong with it
-                yield "/".join(here)
+                yield "/".join(here), linked or link
             else:
                 problems.append(
                     Problem(
@@ -595,7 +619,7 @@ def _repository_paths(root: Path, problems: list[Problem], archive: str) -> Iter
                     )
                 )
 
-    yield from walk(root_s, ())
+    yield from walk(root_s, (), False)
 
 
 def crawl(
