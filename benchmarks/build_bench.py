@@ -15,7 +15,9 @@ one phase after the other, each printing as it finishes:
    written, and the child's peak resident memory (``RUSAGE_CHILDREN`` after it exits:
    the largest single process among the children so far, and the only earlier ones are
    small ``git`` calls; forked workers share pages with the parent, so this is the
-   largest process, not the sum); then the published tree's files and bytes per item.
+   largest process, not the sum); then the published tree's files and bytes per item,
+   and a rebuild with nothing changed (``ibistatic build``: wall and CPU; its peak
+   memory is hidden by the full build's in ``RUSAGE_CHILDREN``).
 2. ``bare``: the redirect pages of that build (every ``index.html`` of the site except
    the root page and those under ``files/``, ``metadata/`` and ``catalog/``: one per
    emitted persistent URL) rewritten by a plain Python loop, ``os.makedirs`` +
@@ -83,7 +85,7 @@ SUMMARY = re.compile(
     r"\((?P<mode>[^)]*)\): (?P<items>\d+) items, (?P<keys>\d+) IBIs, "
     r"(?P<pages>\d+) pages, (?P<written>\d+) files written.* in (?P<seconds>[\d.]+) s"
 )
-GOALS = {"seconds": 60.0, "rss": 1 << 30, "bare": 0.6, "mkdocs": 3.0, "hugo": 2.0}
+GOALS = {"seconds": 60.0, "rss": 1 << 30, "bare": 0.6, "mkdocs": 3.0, "hugo": 2.0, "noop": 5.0}
 
 
 @dataclass(frozen=True)
@@ -219,10 +221,14 @@ def site_bytes(site: Path) -> tuple[int, int]:
     return files, size
 
 
-def build_ibistatic(project: Path, output: Path, timeout: float, jobs: int | None = None) -> Build:
-    """``ibistatic build --full`` in a child process; `output` and its cache removed first."""
+def build_ibistatic(
+    project: Path, output: Path, timeout: float, jobs: int | None = None, full: bool = True
+) -> Build:
+    """``ibistatic build --full`` in a child process, `output` and its cache removed
+    first; with `full` False, ``ibistatic build`` over what is there (a rebuild)."""
     cache = output.parent / f".{output.name}.ibistatic-cache"
-    _fresh(output, cache)
+    if full:
+        _fresh(output, cache)
     environment = dict(
         os.environ,
         PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
@@ -232,7 +238,7 @@ def build_ibistatic(project: Path, output: Path, timeout: float, jobs: int | Non
         "-m",
         "ibistatic",
         "build",
-        "--full",
+        *(["--full"] if full else []),
         "--config",
         str(project / "ibistatic.yaml"),
         "--output",
@@ -564,6 +570,13 @@ def main(argv: list[str] | None = None) -> int:
     _say(
         f"  published tree: {files:,} files, {size / 1e6:,.1f} MB = "
         f"{size / max(build.items, 1):,.0f} bytes per item"
+    )
+
+    again = build_ibistatic(project, site, args.timeout, args.jobs, full=False)
+    _say(
+        f"  no-op rebuild (ibistatic build, nothing changed): wall {again.wall:.2f} s, "
+        f"CPU {again.cpu:.2f} s, {again.written:,} files written; goal under "
+        f"{GOALS['noop']:g} s {_goal(again.wall, GOALS['noop'], at_least=False)}"
     )
 
     pages = redirect_pages(site)
