@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 
@@ -110,9 +111,13 @@ def test_every_jobs_count_builds_the_same_site(tmp_path, monkeypatch):
     path = make_project(tmp_path)
     for jobs in (1, 3):
         config = load_command_config(path, None, jobs)
+        shutil.rmtree(config.cache_dir, ignore_errors=True)  # every descriptor parsed
         build_site(config, full=True)
         sites[jobs] = snapshot(config.output)
     # --jobs 1 never forked; 3 forked to crawl each of the 2 Archives, then for the
     # items, then for the costly site-wide files (index, sitemaps, search, host files)
     assert forks == [3, 3, 3, 3]
     assert sites[1] == sites[3] and len(sites[1]) > 100
+    forks.clear()
+    build_site(config, full=True)  # the crawl cache knows every item: read here, in stats
+    assert forks == [3, 3] and snapshot(config.output) == sites[1]

@@ -11,6 +11,7 @@ import pytest
 from ibistatic.archive import observe
 from ibistatic.config import load_config
 from ibistatic.site import build as site_build
+from ibistatic.site import unchanged
 from ibistatic.site.build import build_site
 from ibistatic.site.unchanged import stamp_path
 from ibistatic.store.layout import live_generation
@@ -155,3 +156,12 @@ def test_an_observation_holds_until_an_entry_changes(tmp_path, settled):
     (tmp_path / "a" / "b" / "f").unlink()
     assert not again.holds([tmp_path / "a"])
     assert observe.observe([tmp_path / "missing"]) is None
+
+
+def test_another_ibistatic_makes_the_build_crawl(tmp_path, settled, monkeypatch):
+    """An upgrade (or an edit of the code) is never answered by an older build's stamp."""
+    config, _ = _built(tmp_path)
+    assert _build_refusing_crawls(config).written == 0  # the same code: the stamp answers
+    monkeypatch.setattr(unchanged, "code_fingerprint", lambda: b"another ibistatic")
+    with pytest.raises(Crawled):
+        _build_refusing_crawls(config)

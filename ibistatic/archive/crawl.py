@@ -73,7 +73,7 @@ class CrawlCache:
         self.hits = 0
         self.misses = 0
         self._saved_misses = 0  # misses when it was last loaded or saved: nothing new since
-        #: entries put since it was set (a forked reader sends them back to its parent)
+        #: entries put or found since it was set (a forked reader sends them back)
         self.fresh: dict[str, tuple] | None = None
         #: why a saved cache was not used, or could not be saved (the build prints it)
         self.warnings: list[str] = []
@@ -104,6 +104,10 @@ class CrawlCache:
         entry = self.entries.get(path)
         if entry is not None and entry[0] == identity:
             self.hits += 1
+            if self.fresh is not None:
+                # a forked reader sends its hits back too: the parent then keeps the
+                # copy it receives with the results, not both (twice the items' memory)
+                self.fresh[path] = entry
             return entry[1]
         self.misses += 1
         return _MISSING
@@ -529,7 +533,11 @@ def _read_repositories(
     """read_repository of each of `relatives`, in order: parsing and validating YAML is
     most of a cold crawl, so large Archives are read over the cores."""
     root_real = os.path.realpath(root)
-    if len(relatives) < PARALLEL_REPOSITORIES or not forked.available():
+    if (
+        len(relatives) < PARALLEL_REPOSITORIES
+        or not forked.available()
+        or _mostly_cached(cache, root, relatives)
+    ):
         results = []
         for relative in relatives:
             plain = relative not in linked
@@ -560,10 +568,24 @@ def _read_repositories(
     for share, (read, fresh, hits, misses) in enumerate(shares):
         results[share :: forked.workers()] = read
         if cache is not None:
-            cache.entries.update(fresh)  # what the worker parsed, for the next crawl
+            cache.entries.update(fresh)  # what the worker parsed or found, as received
             cache.hits += hits
             cache.misses += misses
     return results
+
+
+def _mostly_cached(cache: CrawlCache | None, root: Path, relatives: list[str]) -> bool:
+    """Whether the cache knows most of these repositories already (a sample of 64):
+    reading them is then mostly stat calls, cheaper here than sending every item back
+    from a worker (which would also leave the parent holding two copies of them)."""
+    if cache is None or not relatives:
+        return False
+    sample = relatives[:: max(1, len(relatives) // 64)]
+    known = sum(
+        "item:" + os.path.join(root, *relative.split("/"), "item.yaml") in cache.entries
+        for relative in sample
+    )
+    return known * 2 > len(sample)
 
 
 def _read_share(

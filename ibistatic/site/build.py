@@ -294,6 +294,8 @@ class Publisher:
         loaded = self._load(full, changed_paths)
         try:
             last = None if full else self._usable_state(loaded)
+            if last is None:  # a full build: the old state (as large as the one it makes)
+                self.state = None  # is let go before building, once the crawl has used it
             before = last.generation if last is not None else None
             report, self.state = publish(self.config, loaded, last, self.progress, self.log)
             # the same generation still live: nothing published, the saved state holds
