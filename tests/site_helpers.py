@@ -326,3 +326,19 @@ def page_attribute(dom: str, name: str) -> str | None:
 
 def site_host_of(url: str) -> bool:
     return urlsplit(url).hostname == SITE_HOST
+
+
+@contextlib.contextmanager
+def portuguese_site_servers(directory: Path):
+    """The sample site built with ``language: pt`` into `directory`, served with the
+    landing server: (site, landing), both running."""
+    from ibistatic.config import load_config
+    from ibistatic.site.build import build_site
+
+    path = write_config(directory, (SAMPLE / "mtc-m16c", SAMPLE / "mtc-m16d"))
+    path.write_text(path.read_text(encoding="utf-8") + "language: pt\n", encoding="utf-8")
+    config = load_config(path)
+    build_site(config)
+    site, landing = SiteServer(config.output), LandingServer()
+    with site.running(), landing.running():
+        yield site, landing

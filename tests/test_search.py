@@ -82,6 +82,18 @@ def test_year_of(text, year):
     assert year_of(text) == year
 
 
+def _node(script: str, given=None):
+    """What `script` prints as JSON under node, given `given` as JSON on its stdin."""
+    done = subprocess.run(
+        [NODE, "-e", script],
+        input=None if given is None else json.dumps(given),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(done.stdout)
+
+
 @pytest.mark.skipif(NODE is None, reason="node is not installed")
 def test_the_script_finds_the_same_words():
     texts = [text for text, _, _ in WORDS] + [
@@ -94,10 +106,7 @@ def test_the_script_finds_the_same_words():
         "const texts = JSON.parse(require('fs').readFileSync(0, 'utf8'));"
         "console.log(JSON.stringify(texts.map((t) => [...new Set(s.words(t))].sort())));"
     )
-    result = subprocess.run(
-        [NODE, "-e", script], input=json.dumps(texts), capture_output=True, text=True, check=True
-    )
-    assert json.loads(result.stdout) == [sorted(words([text])) for text in texts]
+    assert _node(script, texts) == [sorted(words([text])) for text in texts]
 
 
 @pytest.mark.skipif(NODE is None, reason="node is not installed")
@@ -109,9 +118,8 @@ def test_the_script_reads_ibis_and_urls_whole():
         "s.terms('https://ibi.example.org/8JMKD3MGP8W/35MME4E/'),"
         "s.terms('São  x')]));"
     )
-    result = subprocess.run([NODE, "-e", script], capture_output=True, text=True, check=True)
     whole = [{"token": "8jmkd3mgp8w/35mme4e", "prefix": True}]
-    assert json.loads(result.stdout) == [
+    assert _node(script) == [
         whole,
         whole,
         [{"token": "sao", "prefix": True}, {"token": "x", "prefix": False}],
@@ -128,14 +136,7 @@ def test_the_scripts_status_lines_in_both_languages():
         "console.log(JSON.stringify([s.ENGLISH, [0, 1, 7].map((n) => s.statusLine(pt, n, '{q} $& x')),"
         " s.statusLine(s.ENGLISH, 2, '{n}')]));"
     )
-    result = subprocess.run(
-        [NODE, "-e", script],
-        input=json.dumps(search_words("pt")),
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    english, portuguese, braces = json.loads(result.stdout)
+    english, portuguese, braces = _node(script, search_words("pt"))
     # the script's own English, used where a page gives no words, is the site's English
     assert english == search_words("en")
     assert portuguese == [

@@ -20,6 +20,7 @@ from site_helpers import (
     build,
     chromium_dom,
     foreign,
+    portuguese_site_servers,
 )
 
 pytestmark = [
@@ -81,18 +82,8 @@ def servers(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def portuguese_servers(tmp_path_factory):
-    from ibistatic.config import load_config
-    from ibistatic.site.build import build_site
-    from site_helpers import SAMPLE, write_config
-
-    directory = tmp_path_factory.mktemp("pt-search-site")
-    path = write_config(directory, (SAMPLE / "mtc-m16c", SAMPLE / "mtc-m16d"))
-    path.write_text(path.read_text(encoding="utf-8") + "language: pt\n", encoding="utf-8")
-    config = load_config(path)
-    build_site(config)
-    site, landing = SiteServer(config.output), LandingServer()
-    with site.running(), landing.running():
-        yield site, landing
+    with portuguese_site_servers(tmp_path_factory.mktemp("pt-search-site")) as servers:
+        yield servers
 
 
 def _search(servers, query: str) -> _Results:

@@ -33,6 +33,7 @@ from site_helpers import (
     foreign,
     landed_url,
     page_attribute,
+    portuguese_site_servers,
 )
 
 pytestmark = [
@@ -329,19 +330,8 @@ class _Explained(HTMLParser):
 
 @pytest.fixture(scope="module")
 def portuguese_servers(tmp_path_factory):
-    from ibistatic.config import load_config
-    from ibistatic.site.build import build_site
-    from site_helpers import SAMPLE, write_config
-
-    path = write_config(
-        tmp_path_factory.mktemp("pt-site"), (SAMPLE / "mtc-m16c", SAMPLE / "mtc-m16d")
-    )
-    path.write_text(path.read_text(encoding="utf-8") + "language: pt\n", encoding="utf-8")
-    config = load_config(path)
-    build_site(config)
-    site, landing = SiteServer(config.output), LandingServer()
-    with site.running(), landing.running():
-        yield site, landing
+    with portuguese_site_servers(tmp_path_factory.mktemp("pt-site")) as servers:
+        yield servers
 
 
 def _explained(servers, paths: list[str]) -> list[_Explained]:
