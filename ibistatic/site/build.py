@@ -223,9 +223,10 @@ def _render_site(plan: Plan, context: SiteContext, store: Store) -> _SiteMade:
     made_apart = store.render_apart(
         apart, partial(_made_by, plan, context), len(context.state.items)
     )
-    if made_apart is None:
-        here, made_apart = list(outputs.SITE_OUTPUTS), iter(())
-    made = dict(zip(apart, made_apart))  # forked first: its workers share no parent's change
+    if made_apart is None:  # an update, a small site, or no fork: all of them here
+        here, made = list(outputs.SITE_OUTPUTS), {}
+    else:  # the forked ones first: their workers see nothing the parent puts after
+        made = dict(zip(apart, made_apart))
     for output in here:
         made[output] = _made_by(plan, context, output, store)
     total = _SiteMade()
