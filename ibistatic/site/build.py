@@ -25,7 +25,7 @@ from ..archive.observe import observe
 from ..config import SiteConfig
 from ..errors import Problem
 from ..progress import Progress
-from ..store.files import File, Files, Notice, Tree, digest
+from ..store.files import Files, digest
 from ..store.layout import check_output, live_generation
 from ..store.store import Store
 from ..targets import page_targets
@@ -34,6 +34,7 @@ from .facts import Facts, carried_digests, facts_of, fold_facts
 from .hosts.checks import published_tree_warnings
 from .outputs import ItemContext, SiteContext
 from .plan import Plan, last_published, nothing_to_do, plan_build
+from .site_phase import put_checked, render_site
 from .state import State, fingerprint, load_state, save_state
 from .unchanged import forget_stamp, save_stamp, unchanged_report
 
@@ -107,7 +108,7 @@ def publish(
         del facts  # in the state now
         progress.phase("index and site-wide files")
         context = _site_context(config, site, loaded, state, touched, log)
-        made = _render_site(plan, context, store)
+        made = render_site(plan, context, store)
         publication, removed = store.commit()
     store.finish(publication)
     state.generation, state.spare, state.behind = (
@@ -167,7 +168,7 @@ def _render_share(config, site, loaded, plan: Plan, keys: list[str], files: File
     facts = facts_of(loaded, plan, targets)
     for output in outputs.ITEM_OUTPUTS:
         for file in output.files(plan, context):
-            if _put(files, file) and output.remembered:
+            if put_checked(files, file) and output.remembered:
                 facts.item_files.setdefault(file.owner, []).append(file.path)
     return facts
 
@@ -187,70 +188,9 @@ def _resolved(config, loaded, plan: Plan, keys: list[str], tick) -> dict[str, li
     return targets
 
 
-def _put(files, file: File) -> bool:
-    pages.check_relative(file.path)  # never a path out of the site, whatever an archive holds
-    return files.put(file)
-
-
 def _site_context(config, site, loaded, state: State, touched: set[str], log) -> SiteContext:
     published = [url for key in sorted(state.published) for url in state.published[key]]
     return SiteContext(config, site, loaded, state, published, frozenset(touched), log)
-
-
-@dataclass
-class _SiteMade:
-    """What the site outputs made, for the state and the report."""
-
-    pages: int = 0
-    site_files: list[str] = field(default_factory=list)  # what an update makes again whole
-    checksums: dict[str, str] = field(default_factory=dict)  # index file -> its sha256
-    notices: list[str] = field(default_factory=list)
-    trees: list[Tree] = field(default_factory=list)  # made whole when the store commits
-
-    def add(self, other: _SiteMade) -> None:
-        self.pages += other.pages
-        self.site_files += other.site_files
-        self.checksums.update(other.checksums)
-        self.notices += other.notices
-        self.trees += other.trees
-
-
-def _render_site(plan: Plan, context: SiteContext, store: Store) -> _SiteMade:
-    """The site outputs' files: the costly ones (`apart`) each in a forked process of a
-    full build, beside the others here; merged in the outputs' order either way."""
-    apart = [output for output in outputs.SITE_OUTPUTS if getattr(output, "apart", False)]
-    here = [output for output in outputs.SITE_OUTPUTS if output not in apart]
-    made_apart = store.render_apart(
-        apart, partial(_made_by, plan, context), len(context.state.items)
-    )
-    if made_apart is None:  # an update, a small site, or no fork: all of them here
-        here, made = list(outputs.SITE_OUTPUTS), {}
-    else:  # the forked ones first: their workers see nothing the parent puts after
-        made = dict(zip(apart, made_apart))
-    for output in here:
-        made[output] = _made_by(plan, context, output, store)
-    total = _SiteMade()
-    for output in outputs.SITE_OUTPUTS:
-        total.add(made[output])
-    for tree in total.trees:
-        store.add_tree(tree)
-    return total
-
-
-def _made_by(plan: Plan, context: SiteContext, output, files) -> _SiteMade:
-    """One site output's files, put into `files` (the store, or a forked worker's)."""
-    made = _SiteMade()
-    for thing in output.files(plan, context):
-        if isinstance(thing, Notice):
-            made.notices.append(thing.text)
-        elif isinstance(thing, Tree):
-            made.trees.append(thing)
-        elif _put(files, thing):
-            made.pages += output.pages
-            made.site_files.append(thing.path)
-            if thing.checksum is not None:
-                made.checksums[thing.path] = thing.checksum
-    return made
 
 
 # -- between builds -----------------------------------------------------------------------
