@@ -222,7 +222,12 @@ def site_bytes(site: Path) -> tuple[int, int]:
 
 
 def build_ibistatic(
-    project: Path, output: Path, timeout: float, jobs: int | None = None, full: bool = True
+    project: Path,
+    output: Path,
+    timeout: float,
+    jobs: int | None = None,
+    full: bool = True,
+    hosts: tuple[str, ...] = (),
 ) -> Build:
     """``ibistatic build --full`` in a child process, `output` and its cache removed
     first; with `full` False, ``ibistatic build`` over what is there (a rebuild)."""
@@ -244,6 +249,7 @@ def build_ibistatic(
         "--output",
         str(output),
     ] + ([] if jobs is None else ["--jobs", str(jobs)])
+    command += [option for host in hosts for option in ("--host", host)]
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     before, cpu = usage.ru_maxrss, usage.ru_utime + usage.ru_stime
     started = time.perf_counter()
@@ -505,6 +511,13 @@ def _parser() -> argparse.ArgumentParser:
         "--jobs", type=int, metavar="N", help="passed to ibistatic build (default: its own)"
     )
     parser.add_argument(
+        "--host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="passed to ibistatic build (repeatable): measure the tree of a host profile",
+    )
+    parser.add_argument(
         "--profile",
         action="store_true",
         help="end with an in-process build under cProfile (top 15 by cumulative and by own time)",
@@ -564,7 +577,10 @@ def main(argv: list[str] | None = None) -> int:
     site = workdir / f"site-{name}"
 
     _say(f"[1] ibistatic build --full -> {site}")
-    build = build_ibistatic(project, site, args.timeout, args.jobs)
+    hosts = tuple(args.host)
+    if hosts:
+        _say(f"  for the host profiles {', '.join(hosts)} (--host)")
+    build = build_ibistatic(project, site, args.timeout, args.jobs, hosts=hosts)
     _print_build(build, args.items)
     files, size = site_bytes(site)
     _say(
@@ -572,7 +588,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{size / max(build.items, 1):,.0f} bytes per item"
     )
 
-    again = build_ibistatic(project, site, args.timeout, args.jobs, full=False)
+    again = build_ibistatic(project, site, args.timeout, args.jobs, full=False, hosts=hosts)
     _say(
         f"  no-op rebuild (ibistatic build, nothing changed): wall {again.wall:.2f} s, "
         f"CPU {again.cpu:.2f} s, {again.written:,} files written; goal under "

@@ -75,10 +75,17 @@ class SiteConfig:
     cache: Path | None = None
     hosts: tuple[str, ...] = ()  # the host profiles chosen (site/hosts/); () the portable output
     jobs: int | None = None  # processes a build is shared among; None: the CPUs it may use
-    alert_pages: bool = True  # a page for each persistent URL answered with an alert
+    alert_pages: bool | None = None  # a page for each URL answered with an alert; None: by hosts
     identity: SiteIdentity = field(default_factory=SiteIdentity)
     language: str = "en"  # the interface's default language (site.i18n)
     templates: Path | None = None  # a folder of templates overriding the bundled ones
+
+    @property
+    def writes_alert_pages(self) -> bool:
+        """`alert-pages`, or when it is not set, whether no host is chosen: every host
+        profile serves `404.html` for a missing page (whose in-browser resolver shows the
+        same alert), but the portable output may land on a host that does not."""
+        return self.alert_pages if self.alert_pages is not None else not self.hosts
 
     @property
     def cache_dir(self) -> Path:
@@ -404,9 +411,10 @@ CONFIG_SCHEMA = Schema(
             "(such as `:(oai_dc)` of an item without metadata), except a deleted item's: "
             "`404.html` answers it with the same alert, and the site has fewer files "
             "([build](cli/build.md#alert-pages))",
-            "`true`",
+            "`true` for the portable output (no host chosen), `false` when `hosts` (or "
+            "`build --host`) names any: each host profile serves `404.html` for a missing page",
             read=_boolean,
-            absent=True,
+            absent=None,
         ),
         Field(
             "jobs",

@@ -4,6 +4,7 @@ item's), the same answers through 404.html in a browser."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -97,3 +98,21 @@ def test_chromium_shows_the_alert_through_404_html(sites):
             dom = chromium_dom(SITE_URL + path, server.port, landing.port)
             expected = Resolver(site).resolve(SITE_URL + path).alert
             assert page_attribute(dom, "data-alert") == expected, path
+
+
+@pytest.mark.parametrize("hosts, written", [((), True), (("github-pages",), False), (("nginx", "s3"), False)])
+def test_unset_the_hosts_decide(tmp_path, hosts, written):
+    """Without the key, a host profile (whose host serves 404.html for a missing page)
+    gets no alert pages; the portable output, which may land anywhere, keeps them."""
+    config = load_config(write_config(tmp_path, ARCHIVES))
+    assert config.alert_pages is None
+    assert replace(config, hosts=hosts).writes_alert_pages is written
+    assert replace(config, hosts=hosts, alert_pages=True).writes_alert_pages is True
+
+
+def test_a_host_profile_builds_without_alert_pages(tmp_path, sites):
+    config = load_config(write_config(tmp_path, ARCHIVES))
+    build_site(replace(config, hosts=("netlify",)))
+    pages = _pages(config.output)
+    assert set(_alerts(pages).values()) == {"deleted"}
+    assert set(_alerts(pages)) == set(_alerts(_pages(sites[False])))

@@ -13,6 +13,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
+from urllib.parse import unquote
 
 import pytest
 
@@ -62,7 +63,17 @@ def chosen_cases(site: Path) -> list:
     outside = [case for case in cases if not (case.location or "").startswith(SITE_URL)]
     chosen = [next(case for case in outside if case.kind == kind) for kind in KINDS]
     readme = next(case for case in cases if case.target == "8JMKD3MGP8W/35MMLL8!:(oai_dc)")
-    return [*chosen, readme]
+    # an emitted URL answered with an alert: a host profile writes no page for it
+    # (alert-pages by hosts), so GitHub's 404.html must show the alert
+    alert = next(c for c in cases if c.kind == "precomputed" and c.location is None and c.status == 404)
+    return [*chosen, readme, alert]
+
+
+def test_emitted_alerts_have_no_page_here(site):
+    alerts = [c for c in url_table(site) if c.kind == "precomputed" and c.status in (404, 409)]
+    assert alerts
+    for case in alerts:
+        assert not (site / unquote(case.target) / "index.html").exists(), case.id
 
 
 def test_jekyll_is_off(site):

@@ -143,3 +143,15 @@ def url_table_of(site: Path) -> list:
     from ibistatic.deploycheck import url_forms
 
     return url_forms(Resolver(site).index)
+
+
+def test_emitted_alerts_are_left_to_the_404_page(site):
+    """A host profile writes no alert page (alert-pages by hosts): an emitted URL answered
+    with an alert other than deleted has neither a rule nor a page in Netlify's engine,
+    so Netlify answers it 404 with 404.html, whose resolver shows the alert."""
+    resolver = Resolver(site / "index")
+    forms = [f for f in url_table_of(site) if f.kind == "precomputed"]
+    alerts = [f.target for f in forms if expected(resolver, f.target)[0] in (404, 409)]
+    assert alerts  # every site here has items without metadata, asked with ':'
+    for answer in netlify_answers(site, ["/" + target for target in alerts]):
+        assert (answer["matched"], answer["page"]) == (False, False), answer

@@ -250,7 +250,10 @@ class Site:
 
 
 def _resolution_data(resolution) -> dict:
-    return {"url": resolution.url, "alert": resolution.alert, "message": resolution.message}
+    """What the page's script needs of `resolution`, without the null and empty values
+    (the script reads a missing one as such): a redirect page carries only its URL."""
+    found = {"url": resolution.url, "alert": resolution.alert, "message": resolution.message}
+    return {name: value for name, value in found.items() if value}
 
 
 def target_page(site: Site, target, loaded=None) -> str:
@@ -261,8 +264,9 @@ def target_page(site: Site, target, loaded=None) -> str:
     data = {
         "base": site.base,
         **_resolution_data(resolution),
-        "negotiation": [{"tag": tag, **_resolution_data(r)} for tag, r in target.negotiation],
     }
+    if target.negotiation:
+        data["negotiation"] = [{"tag": tag, **_resolution_data(r)} for tag, r in target.negotiation]
     context = {
         "heading": title or target.ibi,
         "ibi": target.ibi,

@@ -1,7 +1,8 @@
 """Redirect pages and alert pages: ``<path>/index.html`` of every persistent URL an item
 publishes (a redirect page when the resolver answers with a URL, else an alert page).
 
-``alert-pages: false`` leaves the alerts to ``404.html`` (and a server's fallback to it),
+``alert-pages: false`` (the default when a host is chosen) leaves the alerts to
+``404.html`` (and a server's fallback to it),
 which answer them alike, except ``deleted``: nginx and Apache answer a deleted item's URLs
 410 Gone with its page (site.hostfiles), so that page is kept."""
 
@@ -22,7 +23,7 @@ class RedirectPages:
     remembered = False  # the state's published URLs name them
 
     def files(self, plan, context) -> Iterator[File]:
-        alerts = context.config.alert_pages
+        alerts = context.config.writes_alert_pages
         for key, targets in context.targets.items():
             for target in targets:
                 if not alerts and _left_to_404(target.resolution):
