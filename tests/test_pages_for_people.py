@@ -226,6 +226,7 @@ def test_file_list_of_an_unreadable_file_says_unknown(tmp_path):
         target="a.txt",
         state="Original",
     )
+    from ibistatic.archive.filesums import FileSums
     from ibistatic.site.record import file_rows
 
     loaded_item = Item(
@@ -237,7 +238,7 @@ def test_file_list_of_an_unreadable_file_says_unknown(tmp_path):
     )
     (item / "doc" / "b.txt").unlink()
     (item / "doc" / "b.txt").symlink_to(item / "doc" / "a.txt")  # never followed
-    rows = file_rows(archive, loaded_item, {"a.txt": "u1", "b.txt": "u2"})
+    rows = file_rows(archive, loaded_item, {"a.txt": "u1", "b.txt": "u2"}, FileSums())
     assert [(r.path, r.size, r.default) for r in rows] == [
         ("a.txt", 1, True),
         ("b.txt", None, False),

@@ -183,7 +183,7 @@ def test_config_output_option_is_checked_like_the_key(tmp_path):
     [
         (CONFIG_SCHEMA, SiteConfig, {"path", "identity"}),
         (ARCHIVE_SCHEMA, ArchiveInfo, {"name"}),
-        (ITEM_SCHEMA, Item, {"archive", "repository", "files"}),
+        (ITEM_SCHEMA, Item, {"archive", "repository", "files", "files_stamp"}),
     ],
 )
 def test_every_field_of_the_model_is_declared_once(schema, model, not_declared):

@@ -10,6 +10,7 @@ time, so a later crawl re-parses only what changed.
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
 import os
 import re
 import stat
@@ -37,7 +38,7 @@ __all__ = [
 
 # The crawl cache's format. 3: Item and IBIs are slotted dataclasses; 4: saved in chunks,
 # items only, pickled as calls; 5: sealed (ibistatic.pickles); 6: Item.reason
-CACHE_VERSION = 6
+CACHE_VERSION = 7
 
 
 @dataclass
@@ -248,8 +249,9 @@ def _bad_name(name: str) -> str | None:
 
 def _doc_files(
     doc: str, root_real: str, problems: list[Problem], archive: str, root: str, plain: bool
-) -> tuple[tuple[str, ...], float]:
-    """Every regular file under doc/ (relative POSIX paths, sorted) and the newest mtime.
+) -> tuple[tuple[str, ...], float, str]:
+    """Every regular file under doc/ (relative POSIX paths, sorted), the newest mtime and
+    a digest of each file's name, size and mtime (Item.files_stamp).
 
     Walked in name order, depth first, so that warnings come out sorted too; without
     recursion (any depth), entering no folder twice on one path (link loops).  Links out
@@ -258,6 +260,7 @@ def _doc_files(
     """
     files: list[str] = []
     newest = 0.0
+    stamp = hashlib.blake2b(digest_size=16)
 
     def report(path: str, found: str, expected: str) -> None:
         problems.append(
@@ -267,16 +270,16 @@ def _doc_files(
     try:
         top = os.lstat(doc)
     except OSError:
-        return (), 0.0  # no doc/: the item says whether it needs one
+        return (), 0.0, ""  # no doc/: the item says whether it needs one
     if not plain or stat.S_ISLNK(top.st_mode):
         if not _inside(root_real, doc):
             report(doc, OUT_OF_ROOT, "a doc/ folder inside the archive (the link is not followed)")
-            return (), 0.0
+            return (), 0.0, ""
         try:
             top = os.stat(doc)
         except OSError:
             report(doc, LEADS_NOWHERE, "a doc/ folder inside the archive")
-            return (), 0.0
+            return (), 0.0, ""
     stack = [("", _sorted_entries(doc, report), frozenset({(top.st_dev, top.st_ino)}))]
     while stack:
         prefix, entries, above = stack[-1]
@@ -285,14 +288,17 @@ def _doc_files(
             stack.pop()
             continue
         found = _doc_entry(entry, root_real, report, above)
-        if isinstance(found, tuple):  # a folder: walk it before the next entry
+        if isinstance(found, os.stat_result):  # a file
+            name = prefix + entry.name
+            files.append(name)
+            newest = max(newest, found.st_mtime)
+            said = f"{name}\0{found.st_size}\0{found.st_mtime_ns}\n"
+            stamp.update(said.encode("utf-8", "surrogateescape"))
+        elif found is not None:  # a folder: walk it before the next entry
             stack.append(
                 (prefix + entry.name + "/", _sorted_entries(entry.path, report), above | {found})
             )
-        elif found is not None:
-            files.append(prefix + entry.name)
-            newest = max(newest, found)
-    return tuple(files), newest
+    return tuple(files), newest, stamp.hexdigest()
 
 
 def _sorted_entries(directory: str, report) -> Iterator[os.DirEntry]:
@@ -309,7 +315,7 @@ def _sorted_entries(directory: str, report) -> Iterator[os.DirEntry]:
 def _doc_entry(
     entry: os.DirEntry, root_real: str, report, above: frozenset
 ) -> tuple | float | None:
-    """One entry under doc/: a folder's identity, a regular file's mtime, or None (left out)."""
+    """One entry under doc/: a folder's identity, a regular file's status, or None (left out)."""
     if entry.is_symlink() and not _inside(root_real, entry.path):
         report(entry.path, OUT_OF_ROOT, "a file inside the archive (the link is not followed)")
         return None
@@ -335,7 +341,7 @@ def _doc_entry(
     if not stat.S_ISREG(st.st_mode):
         report(entry.path, file_kind(st.st_mode), "a regular file (it is left out, never opened)")
         return None
-    return st.st_mtime
+    return st
 
 
 def read_repository(
@@ -379,16 +385,16 @@ def read_repository(
                 "a regular file item.yaml",
             )
         ]
-    files, newest = _doc_files(
+    files, newest, stamp = _doc_files(
         os.path.join(directory, "doc"), root_real, problems, archive, str(root), plain
     )
     # parsing and validating cost more than walking: the outcome is kept while the
     # descriptor and doc/ stay as they were (no parsed YAML is kept: only the item)
-    identity = ((st.st_ino, st.st_size, st.st_mtime_ns), files, newest, archive)
+    identity = ((st.st_ino, st.st_size, st.st_mtime_ns), files, stamp, archive)
     validated = cache.get("item:" + descriptor, identity) if cache is not None else _MISSING
     if validated is _MISSING:
         try:
-            validated = _validated(archive, relative, descriptor, st, files, newest)
+            validated = _validated(archive, relative, descriptor, st, files, newest, stamp)
         except OSError as error:
             return None, [_unreadable(archive, relative, error)]
         if cache is not None:
@@ -398,7 +404,13 @@ def read_repository(
 
 
 def _validated(
-    archive: str, relative: str, descriptor: str, st: os.stat_result, files: tuple, newest: float
+    archive: str,
+    relative: str,
+    descriptor: str,
+    st: os.stat_result,
+    files: tuple,
+    newest: float,
+    stamp: str,
 ) -> tuple[Item | None, list[Problem]]:
     """read_item of the descriptor, or the problem of its YAML."""
     raw = _parse_yaml(Path(descriptor))
@@ -414,7 +426,7 @@ def _validated(
         ]
     if (isinstance(raw, dict) and raw.get("state") == "Deleted") or not files:
         newest = st.st_mtime  # a removal is dated by its descriptor
-    return read_item(archive, relative, raw, files, _utc(newest))
+    return read_item(archive, relative, raw, files, _utc(newest), stamp)
 
 
 def _unreadable(archive: str, relative: str, error: OSError) -> Problem:

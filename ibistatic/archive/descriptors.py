@@ -608,12 +608,14 @@ def read_item(
     raw: Any,
     files: tuple[str, ...],
     fallback_timestamp: str,
+    files_stamp: str = "",
 ) -> tuple[Item | None, list[Problem]]:
     """Validate one item.yaml (ITEM_SCHEMA, its table in archive-format.md).
 
     ``repository`` is the repository path as found on disk (its four directory names
     joined by ``/``); ``files`` are the paths under ``doc/``; ``fallback_timestamp`` the
-    newest modification time there (of item.yaml for a Deleted item).
+    newest modification time there (of item.yaml for a Deleted item); ``files_stamp``
+    what the crawl saw of those files (Item.files_stamp).
     """
     c = Collector(archive, f"{repository}/item.yaml")
     try:
@@ -634,7 +636,8 @@ def read_item(
     _self_references(c, name, values)
     if c.failed:
         return None, c.problems
-    return Item(archive=archive, repository=name, files=files, **values), c.problems
+    item = Item(archive=archive, repository=name, files=files, files_stamp=files_stamp, **values)
+    return item, c.problems
 
 
 def _self_references(c: Collector, name, fields: Mapping) -> None:

@@ -92,6 +92,9 @@ class Item:
     transferable: bool = True
     files: tuple[str, ...] = field(default=(), compare=False)
     reason: str | None = None  # why a Deleted item was removed (its tombstone says it)
+    #: what the crawl saw of doc/'s files (names, sizes, mtimes, digested): a document
+    #: rewritten under its name changes it, and with it the file list's sizes and sums
+    files_stamp: str = field(default="", compare=False)
 
     __reduce__ = pickled_as_call
 

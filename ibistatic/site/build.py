@@ -20,6 +20,7 @@ from pathlib import Path
 
 from .. import forked
 from ..archive.crawl import CrawlCache
+from ..archive.filesums import FileSums
 from ..archive.load import LoadedArchives, load_archives, reload_repositories
 from ..archive.observe import observe
 from ..config import SiteConfig
@@ -87,9 +88,11 @@ def publish(
     last: State | None,
     progress: Progress,
     log: Callable[[str], None],
+    file_sums: FileSums | None = None,
 ) -> tuple[BuildReport, State]:
     """Publish `loaded` as an update of the site `last` describes (None: a full build);
-    returns the report and the state of what is now published."""
+    returns the report and the state of what is now published.  `file_sums`: the
+    checksums the file lists take, kept between builds (none: every file is read)."""
     plan = plan_build(loaded, last)
     if last is not None and last.outputs == _output_names() and nothing_to_do(plan, loaded, last):
         return _report(config, loaded, last, plan, 0, 0, list(last.notices)), last
@@ -98,7 +101,7 @@ def publish(
         if not plan.full
         else State(fingerprint(config, loaded), {}, {}, {}, {}, {}, plan.digits)
     )
-    site = pages.Site(config)
+    site = pages.Site(config, file_sums)
     with _open_store(config.output, plan, state) as store:
         progress.phase("resolving and rendering", len(plan.rendered()))
         facts = _render_items(config, site, loaded, plan, store, progress)
@@ -154,10 +157,12 @@ def _open_store(output: Path, plan: Plan, state: State) -> Store:
 def _render_items(config, site, loaded, plan: Plan, store: Store, progress) -> Facts:
     """The item outputs of the plan's rendered items (in forked workers when many)."""
     facts = Facts()
+    site.file_sums.known  # read before forking: every worker shares one copy
     work = partial(_render_share, config, site, loaded, plan)
     for part in store.render(plan.rendered(), work, progress):
         facts.merge(part)
         del part  # before the next is read: one worker's result at a time in memory
+    site.file_sums.keep(facts.file_sums, whole=plan.full)
     return facts
 
 
@@ -170,6 +175,7 @@ def _render_share(config, site, loaded, plan: Plan, keys: list[str], files: File
         for file in output.files(plan, context):
             if put_checked(files, file) and output.remembered:
                 facts.item_files.setdefault(file.owner, []).append(file.path)
+    facts.file_sums = site.file_sums.take_seen()  # a forked worker's go back with its facts
     return facts
 
 
@@ -213,6 +219,7 @@ class Publisher:
         self.keep_last_good = keep_last_good
         self.log = log or (lambda message: None)
         self.cache = CrawlCache(config.cache_dir / "crawl.pickle")
+        self.file_sums = FileSums(config.cache_dir / "file-sums.pickle")
         self.state: State | None = None
         self._state_path = config.cache_dir / "site-state.pickle"
         self._loaded: LoadedArchives | None = None  # the last crawl, for targeted re-reads
@@ -238,7 +245,9 @@ class Publisher:
             if last is None:  # a full build: the old state (as large as the one it makes)
                 self.state = None  # is let go before building, once the crawl has used it
             before = last.generation if last is not None else None
-            report, self.state = publish(self.config, loaded, last, self.progress, self.log)
+            report, self.state = publish(
+                self.config, loaded, last, self.progress, self.log, self.file_sums
+            )
             # the same generation still live: nothing published, the saved state holds
             if self.persist and self.state.generation != before:
                 self._warn(save_state(self._state_path, self.state))
@@ -252,9 +261,10 @@ class Publisher:
         self.progress.finish()
         if self.persist:
             self.cache.save()
+        self.file_sums.save()  # watch too: the sums are of files, not of a build's state
         report.state_saved = not (self.cache.warnings or self._warnings)
-        report.warnings.extend(self.cache.warnings + self._warnings)
-        self.cache.warnings, self._warnings = [], []
+        report.warnings.extend(self.cache.warnings + self.file_sums.warnings + self._warnings)
+        self.cache.warnings, self.file_sums.warnings, self._warnings = [], [], []
         report.seconds = time.perf_counter() - started
         return report
 

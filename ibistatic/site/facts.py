@@ -36,9 +36,10 @@ class Facts:
     item_files: dict[str, list] = field(
         default_factory=dict
     )  # repository key -> its file-list/metadata pages
+    file_sums: dict[bytes, bytes] = field(default_factory=dict)  # archive.filesums, seen
 
     def merge(self, part: Facts) -> None:
-        for name in ("published", "answers", "records", "item_files"):
+        for name in ("published", "answers", "records", "item_files", "file_sums"):
             getattr(self, name).update(getattr(part, name))
 
 

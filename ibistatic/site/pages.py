@@ -31,6 +31,7 @@ from markupsafe import Markup
 
 import ibistatic
 
+from ..archive.filesums import FileSums
 from ..core.facts import ALERT_TEXTS, DC_ELEMENTS, URL_PATH_SAFE
 from ..core.relations import describe_relation, parse_modifier
 from ..errors import IbistaticError
@@ -170,8 +171,10 @@ def template_folders(config) -> tuple[Path, ...]:
 class Site:
     """What every template needs, computed once per build."""
 
-    def __init__(self, config) -> None:
+    def __init__(self, config, file_sums: FileSums | None = None) -> None:
         self.env = _environment(template_folders(config))
+        #: the sizes and SHA-256 of the Archives' files, kept between builds
+        self.file_sums = file_sums if file_sums is not None else FileSums()
         self.site_url: str = config.site_url
         self.base = base_path(config.site_url)
         self.language: str = config.language
@@ -320,7 +323,9 @@ def _file_list(site: Site, writer, item, urls: dict, common: dict) -> int:
     relative = site_file(site.site_url, urls.get("list"))
     if relative is None:
         return 0  # the Archive lists files elsewhere (its file-list-url)
-    rows = record.file_rows(site.roots.get(item.archive), item, urls.get("files", {}))
+    rows = record.file_rows(
+        site.roots.get(item.archive), item, urls.get("files", {}), site.file_sums
+    )
     text = site.render("filelist.html", files=rows, canonical=urls["list"], **common)
     return int(writer.write(relative, text))
 

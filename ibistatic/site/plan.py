@@ -96,15 +96,17 @@ def _full_plan(loaded: LoadedArchives) -> Plan:
 def holdings_by_key(loaded: LoadedArchives) -> dict[str, tuple]:
     found: dict[str, list] = {}
     for item in loaded.holdings.all_items():
-        found.setdefault(item.key, []).append((item, item.files))
+        found.setdefault(item.key, []).append((item, (item.files, item.files_stamp)))
     return {key: tuple(value) for key, value in found.items()}
 
 
 def _held(loaded: LoadedArchives, key: str) -> tuple:
-    """((item, files), ...) of the repository `key` over the Archives, in order."""
+    """((item, (files, files_stamp)), ...) of the repository `key` over the Archives, in
+    order: Item's equality leaves its files out, and a changed file list or document
+    changes the pages all the same."""
     holdings = loaded.holdings
     return tuple(
-        (item, item.files)
+        (item, (item.files, item.files_stamp))
         for info in holdings.archives
         if (item := holdings.by_archive[info.name].get(key)) is not None and item.key == key
     )

@@ -14,14 +14,12 @@ for the file lists (size, SHA-256) is the only I/O.
 
 from __future__ import annotations
 
-import hashlib
 import mimetypes
-import os
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
+from ..archive.filesums import FileSums
 from ..core.facts import DC_ELEMENTS, URL_PATH_SAFE
 from ..core.identifiers import Ibi
 from ..core.model import Item
@@ -111,29 +109,15 @@ def _language_shown(tag: str, ui: str) -> str:
     return name if name == tag else f"{name} ({tag})"
 
 
-def _sha256_and_size(path: Path) -> tuple[int | None, str | None]:
-    """The size and SHA-256 of a regular file (never through a symbolic link)."""
-    try:
-        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    except OSError:
-        return None, None
-    with os.fdopen(descriptor, "rb") as file:
-        status = os.fstat(file.fileno())
-        if not stat.S_ISREG(status.st_mode):
-            return None, None
-        digest = hashlib.file_digest(file, "sha256")
-    return status.st_size, digest.hexdigest()
-
-
-def file_rows(root: Path | None, item: Item, files: dict[str, str]) -> list[FileRow]:
+def file_rows(root: Path | None, item: Item, files: dict[str, str], sums: FileSums) -> list[FileRow]:
     """The rows of a file list: `files` (path -> URL) with the size, type and SHA-256 of
-    each file under the Archive's `root` (None: not on this machine)."""
+    each file under the Archive's `root` (None: not on this machine), from `sums`."""
     default = (item.target or "").partition("?")[0]
     rows = []
     for path, url in sorted(files.items()):
         size, sha = (None, None)
         if root is not None:
-            size, sha = _sha256_and_size(root / item.repository.text / "doc" / path)
+            size, sha = sums.size_and_sum(root / item.repository.text / "doc" / path)
         kind = mimetypes.guess_type(path, strict=False)[0] or "application/octet-stream"
         rows.append(FileRow(path, url, kind, size, sha, path == default))
     return rows

@@ -26,7 +26,7 @@ __all__ = [
     "save_state",
 ]
 
-STATE_VERSION = 15
+STATE_VERSION = 16
 
 
 @dataclass

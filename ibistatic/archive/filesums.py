@@ -1,0 +1,118 @@
+"""The size and SHA-256 of the Archives' files, kept between builds.
+
+A file-list page shows the SHA-256 of every file of its item.  Reading every document
+again at each full build costs what the Archives weigh (INPE's PDFs: gigabytes), so a
+sum is kept with what ``fstat`` says of the file it was read from: device, inode, size,
+and modification and change times in nanoseconds.  Writing a file changes its mtime
+and ctime, even when the writer sets the mtime back; replacing it gives another inode.
+A file changed less than :data:`RACY_SECONDS` before it was read is not kept: a second
+write within one tick of a coarse clock would leave its times as they were.
+
+The sums are keyed by that identity, not by path: a file renamed keeps its sum only
+while its ctime is unchanged (Linux sets it on rename), and a hard link shares it.
+A build's forked workers send back what they found (:meth:`FileSums.take_seen`), and
+the parent keeps it (:meth:`FileSums.keep`): after a full build only the sums of the
+files it listed, so that the file does not grow with deleted documents.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import struct
+import time
+from pathlib import Path
+
+from ..pickles import Untrusted, load_sealed, save_sealed
+from .observe import RACY_SECONDS
+
+__all__ = ["FileSums"]
+
+#: bumped when the file's layout changes (an older file is then ignored)
+VERSION = 1
+_IDENTITY = struct.Struct("<5q")  # device, inode, size, mtime_ns, ctime_ns
+
+
+class FileSums:
+    """Sums by file identity, read from `path` on first use and written by save()."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path
+        self._known: dict[bytes, bytes] | None = None
+        self._changed = False
+        #: sums found or computed in this process since the last take_seen()
+        self.seen: dict[bytes, bytes] = {}
+        self.warnings: list[str] = []
+
+    @property
+    def known(self) -> dict[bytes, bytes]:
+        if self._known is None:
+            self._known = self._load()
+        return self._known
+
+    def size_and_sum(self, path: str | Path) -> tuple[int | None, str | None]:
+        """The size and SHA-256 (hex) of the regular file `path`, never through a symbolic
+        link; (None, None) for anything else or a file that cannot be read."""
+        try:
+            descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        except OSError:
+            return None, None
+        with os.fdopen(descriptor, "rb") as file:
+            status = os.fstat(file.fileno())
+            if not stat.S_ISREG(status.st_mode):
+                return None, None
+            identity = _identity(status)
+            digest = self.known.get(identity)
+            if digest is None:
+                try:
+                    digest = hashlib.file_digest(file, "sha256").digest()
+                except OSError:
+                    return None, None
+            if _settled(status):
+                self.seen[identity] = digest
+        return status.st_size, digest.hex()
+
+    def take_seen(self) -> dict[bytes, bytes]:
+        """The sums seen since the last call (a forked worker returns them)."""
+        seen, self.seen = self.seen, {}
+        return seen
+
+    def keep(self, seen: dict[bytes, bytes], whole: bool) -> None:
+        """Keep `seen` for the next build; `whole`: they are every file the site lists
+        (a full build), so the others are dropped."""
+        kept = dict(seen) if whole else {**self.known, **seen}
+        if kept != self.known:
+            self._known, self._changed = kept, True
+
+    def save(self) -> None:
+        """Into its file, when keep() changed anything since it was read."""
+        if self.path is None or not self._changed:
+            return
+        try:
+            save_sealed(self.path, "file sums", (VERSION, None), [self.known])
+            self._changed = False
+        except (Untrusted, OSError) as why:
+            self.warnings.append(f"file sums {self.path} not saved: {why}")
+
+    def _load(self) -> dict[bytes, bytes]:
+        if self.path is None:
+            return {}
+        try:
+            loaded = load_sealed(self.path, "file sums", VERSION, 1)
+        except Untrusted as why:  # only costs reading the files again
+            self.warnings.append(f"file sums {self.path} not used: {why}; the files are read again")
+            return {}
+        return {} if loaded is None else loaded[1][0]
+
+
+def _identity(status: os.stat_result) -> bytes:
+    return _IDENTITY.pack(
+        status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns
+    )
+
+
+def _settled(status: os.stat_result) -> bool:
+    """Last changed long enough ago that a later write would show in its times."""
+    newest = max(status.st_mtime_ns, status.st_ctime_ns)
+    return newest < time.time_ns() - int(RACY_SECONDS * 1e9)

@@ -1,0 +1,140 @@
+"""The SHA-256 of the file lists, kept between builds (archive.filesums): a full build
+reads no document the last one read, unless that file changed, even with its old mtime;
+forked workers send their sums back; a damaged file of sums costs only a re-read."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+
+import pytest
+
+from ibistatic import forked
+from ibistatic.archive import filesums
+from ibistatic.archive.filesums import FileSums
+from ibistatic.config import load_config
+from ibistatic.site.build import build_site
+from test_publish import make_project
+
+#: a file list's rows: the file's name, then its checksum four cells on
+ROW = re.compile(r'<tr><td><a href="[^"]*">([^<]+)</a>.*?<td class="checksum">([0-9a-f]{64})</td>')
+DOCUMENT = "archives/mtc-m16d/iconet.com.br/banon/2009/09.09.22.01/doc/reference.bib"
+
+
+@pytest.fixture
+def reads(tmp_path, monkeypatch):
+    """Counts the documents read for a checksum, in this process and in forked workers
+    (a line each, appended to a file)."""
+    log = tmp_path / "reads.log"
+    log.touch()
+    digest = hashlib.file_digest
+
+    def counted(file, name):
+        with open(log, "a", encoding="ascii") as out:
+            out.write("read\n")
+        return digest(file, name)
+
+    monkeypatch.setattr(hashlib, "file_digest", counted)
+    return lambda: len(log.read_text(encoding="ascii").splitlines())
+
+
+@pytest.fixture
+def settled(monkeypatch):
+    """Files just copied count as settled (else a sum is kept only 2 s after a change)."""
+    monkeypatch.setattr(filesums, "RACY_SECONDS", -60.0)
+
+
+def _sums(site) -> dict[str, str]:
+    """file-list page -> its rows' (name, sha256), for every file list of the site."""
+    return {
+        str(page.relative_to(site)): ROW.findall(page.read_text("utf-8"))
+        for page in (site / "files").rglob("index.html")
+    }
+
+
+def test_a_full_build_reads_each_document_once(tmp_path, reads, settled):
+    config = load_config(make_project(tmp_path))
+    build_site(config, full=True)
+    first, listed = reads(), _sums(config.output)
+    assert len(FileSums(config.cache_dir / "file-sums.pickle").known) == first > 5
+    assert sum(len(rows) for rows in listed.values()) > 5
+    build_site(config, full=True)
+    assert reads() == first  # none read again
+    assert _sums(config.output) == listed
+
+
+def test_a_rewritten_file_is_read_again_even_with_its_old_mtime(tmp_path, reads, settled):
+    config = load_config(make_project(tmp_path))
+    build_site(config, full=True)
+    document = tmp_path / DOCUMENT
+    status = document.stat()
+    text = document.read_bytes()
+    document.write_bytes(text.replace(b"@", b"%", 1))  # same size, other bytes
+    os.utime(document, ns=(status.st_atime_ns, status.st_mtime_ns))  # the mtime put back
+    before = reads()
+    build_site(config, full=True)
+    assert reads() == before + 1
+    page = config.output / "files/iconet.com.br/banon/2009/09.09.22.01/index.html"
+    rows = dict(ROW.findall(page.read_text("utf-8")))
+    assert rows["reference.bib"] == hashlib.sha256(document.read_bytes()).hexdigest()
+    assert rows["reference.bib"] != hashlib.sha256(text).hexdigest()
+
+
+def test_a_file_changed_just_now_is_not_kept(tmp_path, reads):
+    config = load_config(make_project(tmp_path))  # every file copied a moment ago
+    build_site(config, full=True)
+    first = reads()
+    build_site(config, full=True)
+    assert reads() == 2 * first
+    assert FileSums(config.cache_dir / "file-sums.pickle").known == {}
+
+
+def test_a_full_build_forgets_the_files_gone(tmp_path, settled):
+    config = load_config(make_project(tmp_path))
+    build_site(config, full=True)
+    before = len(FileSums(config.cache_dir / "file-sums.pickle").known)
+    (tmp_path / DOCUMENT).unlink()
+    build_site(config, full=True)
+    assert len(FileSums(config.cache_dir / "file-sums.pickle").known) == before - 1
+
+
+def test_an_update_lists_a_rewritten_document_and_keeps_the_other_sums(
+    tmp_path, reads, settled
+):
+    config = load_config(make_project(tmp_path))
+    build_site(config, full=True)
+    first = reads()
+    document = tmp_path / DOCUMENT
+    document.write_bytes(document.read_bytes() + b"\n")  # its name, and item.yaml, as they were
+    assert build_site(config).mode.startswith("update of 1 changed")
+    page = config.output / "files/iconet.com.br/banon/2009/09.09.22.01/index.html"
+    rows = dict(ROW.findall(page.read_text("utf-8")))
+    assert rows["reference.bib"] == hashlib.sha256(document.read_bytes()).hexdigest()
+    changed = reads() - first
+    assert 1 <= changed < first / 2  # the changed item's files only
+    build_site(config, full=True)
+    assert reads() == first + changed  # the others were kept through the update
+
+
+@pytest.mark.skipif(not forked.available(), reason="needs fork")
+def test_forked_workers_send_their_sums_back(tmp_path, reads, settled, monkeypatch):
+    monkeypatch.setattr("ibistatic.store.store.PARALLEL_ITEMS", 1)  # fork for a small site
+    config = load_config(make_project(tmp_path))
+    config = type(config)(**{**config.__dict__, "jobs": 3})
+    build_site(config, full=True)
+    first, listed = reads(), _sums(config.output)
+    assert first > 5 and len(FileSums(config.cache_dir / "file-sums.pickle").known) == first
+    build_site(config, full=True)
+    assert reads() == first and _sums(config.output) == listed
+
+
+def test_a_damaged_file_of_sums_costs_a_reread_and_a_warning(tmp_path, reads, settled):
+    config = load_config(make_project(tmp_path))
+    build_site(config, full=True)
+    first, listed = reads(), _sums(config.output)
+    (config.cache_dir / "file-sums.pickle").write_bytes(b"not a pickle at all")
+    report = build_site(config, full=True)
+    assert reads() == 2 * first and _sums(config.output) == listed
+    assert any(w.startswith(f"file sums {config.cache_dir}") for w in report.warnings)
+    assert len(FileSums(config.cache_dir / "file-sums.pickle").known) == first  # written anew
