@@ -76,6 +76,7 @@ class SiteConfig:
     hosts: tuple[str, ...] = ()  # the host profiles chosen (site/hosts/); () the portable output
     jobs: int | None = None  # processes a build is shared among; None: the CPUs it may use
     alert_pages: bool | None = None  # a page for each URL answered with an alert; None: by hosts
+    redirect_pages: bool | None = None  # a page for each URL answered with a URL; None: by hosts
     identity: SiteIdentity = field(default_factory=SiteIdentity)
     language: str = "en"  # the interface's default language (site.i18n)
     templates: Path | None = None  # a folder of templates overriding the bundled ones
@@ -86,6 +87,15 @@ class SiteConfig:
         profile serves `404.html` for a missing page (whose in-browser resolver shows the
         same alert), but the portable output may land on a host that does not."""
         return self.alert_pages if self.alert_pages is not None else not self.hosts
+
+    @property
+    def writes_redirect_pages(self) -> bool:
+        """`redirect-pages`, or when it is not set, whether some chosen host (or the
+        portable output) may serve a persistent URL from its page: hosts that answer
+        every one themselves (SELF_ANSWERING_HOSTS) never read those pages."""
+        if self.redirect_pages is not None:
+            return self.redirect_pages
+        return not self.hosts or not set(self.hosts) <= set(SELF_ANSWERING_HOSTS)
 
     @property
     def cache_dir(self) -> Path:
@@ -307,6 +317,10 @@ def _cache(report: _Report, key: str, value, context: dict) -> Path | None:
 
 #: the host profiles (ibistatic.site.hosts, docs/hosting.md), in the documentation's order
 HOST_NAMES = ("github-pages", "netlify", "cloudflare-pages", "nginx", "apache", "s3")
+#: hosts that answer every persistent URL themselves, never from its page: Cloudflare
+#: Pages by its _worker.js, nginx and Apache by their rules and `ibistatic serve` behind
+#: them (docs/hosting.md); Netlify keeps the pages (past 10,000 rules it may not apply them all)
+SELF_ANSWERING_HOSTS = ("cloudflare-pages", "nginx", "apache")
 #: hosts that read the same file in syntaxes the other rejects (Cloudflare Pages rejects
 #: Netlify's forced "302!" and "410" rules): one output cannot serve both
 EXCLUSIVE_HOSTS = (("netlify", "cloudflare-pages"),)
@@ -417,6 +431,16 @@ CONFIG_SCHEMA = Schema(
             absent=None,
         ),
         Field(
+            "redirect-pages",
+            "`false` writes no page for a persistent URL the resolver answers with a URL: "
+            "the host's own redirect answers it "
+            "([build](cli/build.md#redirect-pages))",
+            "`false` when every host of `hosts` (or `build --host`) answers every persistent "
+            "URL itself (`cloudflare-pages`, `nginx`, `apache`), else `true`",
+            read=_boolean,
+            absent=None,
+        ),
+        Field(
             "jobs",
             "processes a build shares its work among (reading the archives, resolving and "
             "rendering the items); `1` builds in one process; `--jobs` overrides it",
@@ -472,6 +496,8 @@ CONFIG_SCHEMA = Schema(
             read=_templates,
         ),
     ),
+    # accepted and never used by the first release: the hosts' files come from `hosts`
+    retired={"redirect-files": "redirect-files is no longer read: name the hosts with hosts"},
 )
 
 

@@ -75,9 +75,13 @@ class Schema:
     """The fields of one descriptor, in the order of its documentation table (and of its
     messages: unknown keys first, then the table's order)."""
 
-    def __init__(self, descriptor: str, fields: tuple[Field, ...]) -> None:
+    def __init__(
+        self, descriptor: str, fields: tuple[Field, ...], retired: dict[str, str] | None = None
+    ) -> None:
         self.descriptor = descriptor
         self.fields = fields
+        #: keys once read and now unknown -> what to write instead (never a near spelling)
+        self.retired = retired or {}
         self.keys = tuple(field.key for field in fields)
         self._known = frozenset(self.keys)
         self._spellings = {_spelling(key): key for key in self.keys}
@@ -91,7 +95,7 @@ class Schema:
 
     def suggestion(self, key: Any) -> str | None:
         """The known key `key` probably meant (another spelling, a typo), or None."""
-        if not isinstance(key, str):
+        if not isinstance(key, str) or key in self.retired:
             return None
         spelt = _spelling(key)
         if spelt in self._spellings:
@@ -101,6 +105,8 @@ class Schema:
 
     def expected_instead_of(self, key: Any) -> str:
         """What an unknown key's message expects: the known keys, and the likely one."""
+        if key in self.retired:
+            return f"{self._one_of}; {self.retired[key]}"
         guess = self.suggestion(key)
         return self._one_of + (f"; did you mean {guess}?" if guess else "")
 

@@ -66,6 +66,7 @@ def write_config(
     site_url: str = SITE_URL,
     modifiers="default",
     output: str = "site",
+    hosts: tuple[str, ...] = (),
 ) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     config = {
@@ -74,6 +75,8 @@ def write_config(
         "output": output,
         "modifiers": modifiers if isinstance(modifiers, str) else list(modifiers),
     }
+    if hosts:
+        config["hosts"] = list(hosts)
     path = directory / "ibistatic.yaml"
     path.write_text(yaml.safe_dump(config, allow_unicode=True), encoding="utf-8")
     return path

@@ -100,7 +100,9 @@ def test_chromium_shows_the_alert_through_404_html(sites):
             assert page_attribute(dom, "data-alert") == expected, path
 
 
-@pytest.mark.parametrize("hosts, written", [((), True), (("github-pages",), False), (("nginx", "s3"), False)])
+@pytest.mark.parametrize(
+    "hosts, written", [((), True), (("github-pages",), False), (("nginx", "s3"), False)]
+)
 def test_unset_the_hosts_decide(tmp_path, hosts, written):
     """Without the key, a host profile (whose host serves 404.html for a missing page)
     gets no alert pages; the portable output, which may land anywhere, keeps them."""
@@ -116,3 +118,38 @@ def test_a_host_profile_builds_without_alert_pages(tmp_path, sites):
     pages = _pages(config.output)
     assert set(_alerts(pages).values()) == {"deleted"}
     assert set(_alerts(pages)) == set(_alerts(_pages(sites[False])))
+
+
+@pytest.mark.parametrize(
+    "hosts, written",
+    [
+        ((), True),
+        (("github-pages",), True),
+        (("netlify",), True),
+        (("s3",), True),
+        (("cloudflare-pages",), False),
+        (("nginx", "apache"), False),
+        (("nginx", "github-pages"), True),  # GitHub Pages serves the pages
+    ],
+)
+def test_redirect_pages_unset_only_hosts_that_answer_every_url_go_without(hosts, written, tmp_path):
+    config = replace(load_config(write_config(tmp_path, ARCHIVES)), hosts=hosts)
+    assert config.redirect_pages is None and config.writes_redirect_pages is written
+    assert replace(config, redirect_pages=True).writes_redirect_pages is True
+    assert replace(config, redirect_pages=False).writes_redirect_pages is False
+
+
+def test_a_site_for_self_answering_hosts_has_no_redirect_page(tmp_path, sites):
+    config = load_config(write_config(tmp_path, ARCHIVES))
+    build_site(replace(config, hosts=("nginx", "apache")))
+    pages = _pages(config.output)
+    redirects = [p for p, b in pages.items() if b'data-state="redirect"' in b]
+    assert redirects == [] and set(_alerts(pages).values()) == {"deleted"}
+    every = _pages(sites[True])
+    assert len([p for p, b in every.items() if b'data-state="redirect"' in b]) > 30
+    # everything else is there: the index, record, metadata and file-list pages
+    left_out = set(every) - set(pages)
+    portable = {"_redirects", ".nojekyll"}  # the portable output's, for other static hosts
+    assert {p for p in left_out if not p.endswith("/index.html")} == portable
+    pages_left_out = left_out - portable
+    assert all(b'data-state="redirect"' in every[p] or p in _alerts(every) for p in pages_left_out)

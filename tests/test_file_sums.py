@@ -99,9 +99,7 @@ def test_a_full_build_forgets_the_files_gone(tmp_path, settled):
     assert len(FileSums(config.cache_dir / "file-sums.pickle").known) == before - 1
 
 
-def test_an_update_lists_a_rewritten_document_and_keeps_the_other_sums(
-    tmp_path, reads, settled
-):
+def test_an_update_lists_a_rewritten_document_and_keeps_the_other_sums(tmp_path, reads, settled):
     config = load_config(make_project(tmp_path))
     build_site(config, full=True)
     first = reads()

@@ -65,7 +65,9 @@ def chosen_cases(site: Path) -> list:
     readme = next(case for case in cases if case.target == "8JMKD3MGP8W/35MMLL8!:(oai_dc)")
     # an emitted URL answered with an alert: a host profile writes no page for it
     # (alert-pages by hosts), so GitHub's 404.html must show the alert
-    alert = next(c for c in cases if c.kind == "precomputed" and c.location is None and c.status == 404)
+    alert = next(
+        c for c in cases if c.kind == "precomputed" and c.location is None and c.status == 404
+    )
     return [*chosen, readme, alert]
 
 

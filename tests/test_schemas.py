@@ -21,7 +21,8 @@ from ibistatic.errors import ConfigError
 ROOT = Path(__file__).resolve().parent.parent
 REPO = "sid.inpe.br/mtc-m18@80/2009/07.21.13.23"
 CONFIG_KEYS = (
-    "one of site-url, archives, output, modifiers, catalog, cache, hosts, alert-pages, jobs, "
+    "one of site-url, archives, output, modifiers, catalog, cache, hosts, alert-pages, "
+    "redirect-pages, jobs, "
     "language, institution, institution-url, contact, logo, persistence-policy, "
     "persistence-policy-url, templates"
 )
@@ -116,7 +117,11 @@ def _config(tmp_path: Path, text: str) -> Path:
         ("outptu", "x", "; did you mean output?"),
         ("modifier", "all", "; did you mean modifiers?"),
         ("site_url", "", "; did you mean site-url?"),  # with no value: named all the same
-        ("redirect-files", "[nginx]", ""),
+        (
+            "redirect-files",
+            "[nginx]",
+            "; redirect-files is no longer read: name the hosts with hosts",
+        ),
         ("colour", "blue", ""),
     ],
 )

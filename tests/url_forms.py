@@ -75,9 +75,9 @@ class UrlCase(NamedTuple):
         return f"{self.kind}:{self.target}{language}"
 
 
-def build_sample_site(directory: Path, modifiers="default") -> Path:
-    """The bundled sample built into `directory`/site for SITE_URL."""
-    return build(Path(directory), site_url=SITE_URL, modifiers=modifiers)
+def build_sample_site(directory: Path, modifiers="default", hosts=()) -> Path:
+    """The bundled sample built into `directory`/site for SITE_URL (and `hosts`)."""
+    return build(Path(directory), site_url=SITE_URL, modifiers=modifiers, hosts=hosts)
 
 
 def write_synthetic_archives(directory: Path) -> tuple[Path, Path]:
@@ -124,11 +124,11 @@ def write_synthetic_archives(directory: Path) -> tuple[Path, Path]:
     return first, second
 
 
-def build_synthetic_site(directory: Path, modifiers="default") -> Path:
-    """The synthetic Archives built into `directory`/site for SITE_URL."""
+def build_synthetic_site(directory: Path, modifiers="default", hosts=()) -> Path:
+    """The synthetic Archives built into `directory`/site for SITE_URL (and `hosts`)."""
     directory = Path(directory)
     archives = write_synthetic_archives(directory / "archives")
-    return build(directory, archives, site_url=SITE_URL, modifiers=modifiers)
+    return build(directory, archives, site_url=SITE_URL, modifiers=modifiers, hosts=hosts)
 
 
 def url_table(site: Path, extra=EXTRA) -> list[UrlCase]:

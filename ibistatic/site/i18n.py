@@ -92,8 +92,8 @@ TEXTS = {
         "Metadata": "Metadata",
         "landing_title": "Persistent links at",
         "landing_intro": "This site resolves the IBIs (Internet Based Identifiers) of {items} "
-        "items held in {archives} Archives: {keys} IBIs, {urls} persistent URLs with a page of "
-        "their own, and every other form (other modifiers, file paths, ?ibiurl. queries) in "
+        "items held in {archives} Archives: {keys} IBIs, {urls} persistent URLs answered in "
+        "advance, and every other form (other modifiers, file paths, ?ibiurl. queries) in "
         "your browser.",
         "address": "Address",
         "catalog": "Catalog",
@@ -203,8 +203,8 @@ TEXTS = {
         "Metadata": "Metadados",
         "landing_title": "Links persistentes em",
         "landing_intro": "Este site resolve os IBIs (Internet Based Identifiers) de {items} "
-        "itens mantidos em {archives} Arquivos: {keys} IBIs, {urls} URLs persistentes com "
-        "página própria, e qualquer outra forma (outros modificadores, caminhos de arquivo, "
+        "itens mantidos em {archives} Arquivos: {keys} IBIs, {urls} URLs persistentes "
+        "respondidas de antemão, e qualquer outra forma (outros modificadores, caminhos de arquivo, "
         "consultas ?ibiurl.) no seu navegador.",
         "address": "Endereço",
         "catalog": "Catálogo",

@@ -109,7 +109,9 @@ def _language_shown(tag: str, ui: str) -> str:
     return name if name == tag else f"{name} ({tag})"
 
 
-def file_rows(root: Path | None, item: Item, files: dict[str, str], sums: FileSums) -> list[FileRow]:
+def file_rows(
+    root: Path | None, item: Item, files: dict[str, str], sums: FileSums
+) -> list[FileRow]:
     """The rows of a file list: `files` (path -> URL) with the size, type and SHA-256 of
     each file under the Archive's `root` (None: not on this machine), from `sums`."""
     default = (item.target or "").partition("?")[0]
