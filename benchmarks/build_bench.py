@@ -80,7 +80,8 @@ import make_archive  # noqa: E402
 
 DEFAULT_WORKDIR = Path("/tmp/ibistatic-bench")
 # Top-level folders of the site whose index.html pages are not persistent-URL pages.
-NOT_REDIRECTS = ("files", "metadata", "catalog")
+#: top-level folders of the site that hold no persistent-URL page (no IBI begins so)
+NOT_REDIRECTS = ("files", "metadata", "record", "search", "index", "assets", "sitemaps", "catalog")
 SUMMARY = re.compile(
     r"\((?P<mode>[^)]*)\): (?P<items>\d+) items, (?P<keys>\d+) IBIs, "
     r"(?P<pages>\d+) pages, (?P<written>\d+) files written.* in (?P<seconds>[\d.]+) s"
