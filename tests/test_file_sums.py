@@ -136,3 +136,21 @@ def test_a_damaged_file_of_sums_costs_a_reread_and_a_warning(tmp_path, reads, se
     assert reads() == 2 * first and _sums(config.output) == listed
     assert any(w.startswith(f"file sums {config.cache_dir}") for w in report.warnings)
     assert len(FileSums(config.cache_dir / "file-sums.pickle").known) == first  # written anew
+
+
+def test_watch_keeps_the_sums_in_memory_and_saves_them_on_stop(tmp_path, reads, settled):
+    """A republish never writes the file (at 100k items it is megabytes): watch's
+    Publisher (persist off) writes it with the state, on stop."""
+    from ibistatic.site.build import Publisher
+
+    config = load_config(make_project(tmp_path))
+    publisher = Publisher(config)
+    publisher.persist = False
+    publisher.build(full=True)
+    first = reads()
+    publisher.build(full=True)
+    assert reads() == first  # kept in memory between republishes
+    saved = config.cache_dir / "file-sums.pickle"
+    assert not saved.exists()
+    publisher.save_state()
+    assert len(FileSums(saved).known) == first

@@ -259,9 +259,9 @@ class Publisher:
             self.state = None
             raise
         self.progress.finish()
-        if self.persist:
+        if self.persist:  # watch saves them on stop (save_state): not at every republish
             self.cache.save()
-        self.file_sums.save()  # watch too: the sums are of files, not of a build's state
+            self.file_sums.save()
         report.state_saved = not (self.cache.warnings or self._warnings)
         report.warnings.extend(self.cache.warnings + self.file_sums.warnings + self._warnings)
         self.cache.warnings, self.file_sums.warnings, self._warnings = [], [], []
@@ -312,8 +312,10 @@ class Publisher:
         return state
 
     def save_state(self) -> None:
-        """Write the crawl cache and the last build's state (watch mode, on stop)."""
+        """Write the crawl cache, the file sums and the last build's state (watch mode,
+        on stop)."""
         self.cache.save()
+        self.file_sums.save()
         if self.state is not None:
             self._warn(save_state(self._state_path, self.state))
 
