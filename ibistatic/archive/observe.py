@@ -50,7 +50,8 @@ class Observation:
         """Whether `roots` are still these folders with these entries, unchanged."""
         if tuple(os.path.realpath(root) for root in roots) != self.roots:
             return False
-        paths = [os.fsdecode(path) for path in self.paths.split(b"\0")] if self.paths else []
+        # lstat takes the bytes as they are: no decoded copy of every path
+        paths = self.paths.split(b"\0") if self.paths else []
         try:
             return _digest(map(os.lstat, paths)) == self.digest
         except OSError:  # an entry gone
