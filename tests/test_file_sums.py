@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from types import SimpleNamespace
 
 import pytest
 
@@ -154,3 +155,18 @@ def test_watch_keeps_the_sums_in_memory_and_saves_them_on_stop(tmp_path, reads, 
     assert not saved.exists()
     publisher.save_state()
     assert len(FileSums(saved).known) == first
+
+
+def test_any_identity_a_file_system_gives_is_kept(tmp_path):
+    """Inodes past 2**63 (some network and overlay file systems) and times before 1970."""
+    document = tmp_path / "old.txt"
+    document.write_bytes(b"old")
+    os.utime(document, ns=(-86_400 * 10**9, -86_400 * 10**9))  # 1969-12-31
+    status = os.stat(document)
+    assert status.st_mtime_ns < 0
+    huge = SimpleNamespace(
+        st_dev=2**64 - 1, st_ino=2**64 - 2, st_size=3, st_mtime_ns=-1, st_ctime_ns=-1
+    )
+    assert len(filesums._identity(huge)) == 40
+    sums = FileSums()
+    assert sums.size_and_sum(document) == (3, hashlib.sha256(b"old").hexdigest())

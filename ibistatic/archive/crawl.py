@@ -37,7 +37,8 @@ __all__ = [
 ]
 
 # The crawl cache's format. 3: Item and IBIs are slotted dataclasses; 4: saved in chunks,
-# items only, pickled as calls; 5: sealed (ibistatic.pickles); 6: Item.reason
+# items only, pickled as calls; 5: sealed (ibistatic.pickles); 6: Item.reason;
+# 7: Item.files_stamp, and the stamp instead of the newest mtime in each entry's identity
 CACHE_VERSION = 7
 
 
@@ -314,7 +315,7 @@ def _sorted_entries(directory: str, report) -> Iterator[os.DirEntry]:
 
 def _doc_entry(
     entry: os.DirEntry, root_real: str, report, above: frozenset
-) -> tuple | float | None:
+) -> tuple[int, int] | os.stat_result | None:
     """One entry under doc/: a folder's identity, a regular file's status, or None (left out)."""
     if entry.is_symlink() and not _inside(root_real, entry.path):
         report(entry.path, OUT_OF_ROOT, "a file inside the archive (the link is not followed)")

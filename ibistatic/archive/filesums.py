@@ -31,7 +31,9 @@ __all__ = ["FileSums"]
 
 #: bumped when the file's layout changes (an older file is then ignored)
 VERSION = 1
-_IDENTITY = struct.Struct("<5q")  # device, inode, size, mtime_ns, ctime_ns
+#: device and inode (unsigned: a file system may use all 64 bits), size, mtime_ns and
+#: ctime_ns (signed: a file may be dated before 1970)
+_IDENTITY = struct.Struct("<QQqqq")
 
 
 class FileSums:

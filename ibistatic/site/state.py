@@ -26,6 +26,7 @@ __all__ = [
     "save_state",
 ]
 
+#: 16: each holding is (item, (files, files_stamp)), so a rewritten document changes it
 STATE_VERSION = 16
 
 
