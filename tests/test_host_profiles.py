@@ -152,6 +152,29 @@ def test_no_server_configuration_and_no_machine_path_is_published(built, chosen)
     ]
 
 
+@pytest.mark.parametrize("name", HOST_NAMES)
+def test_the_rules_are_made_only_for_the_profiles_whose_files_hold_them(built, name):
+    """needs_rules (which spares a site for nginx, Apache or GitHub Pages making every
+    rule) says what the profiles' files do: with no rule, theirs are unchanged."""
+    from dataclasses import replace
+
+    from ibistatic.site.hostfiles import host_rules
+    from ibistatic.site.state import load_state
+
+    portable = load_config(built[()].parent / "ibistatic.yaml", output=built[()])
+    state, _ = load_state(portable.cache_dir / "site-state.pickle")
+    config = replace(portable, hosts=(name,))
+    published = [url for key in sorted(state.published) for url in state.published[key]]
+    rules = host_rules(published)
+    assert len(rules) > 30
+
+    def made(with_rules) -> dict:
+        return {path: list(lines) for path, lines in hosts.profile_files(config, with_rules, "/")}
+
+    assert (made(rules) != made([])) is hosts.needs_rules((name,))
+    assert hosts.needs_rules(()) and not hosts.needs_rules(("nginx", "apache", "github-pages"))
+
+
 def test_netlify_forces_every_rule_and_answers_410_for_deleted_items(built):
     rules = [
         line.split(" ")

@@ -26,6 +26,7 @@ __all__ = [
     "HOST_NAMES",
     "check_hosts",
     "profile_files",
+    "needs_rules",
     "rule_warnings",
     "tree_warnings",
     "chosen_tree_limits",
@@ -53,6 +54,17 @@ def profile_files(config, rules: list[HostRule], base: str) -> Files:
         yield cloudflare.WORKER, iter(cloudflare.worker_script(base).splitlines())
     if "s3" in hosts:
         yield s3.MANIFEST, s3.manifest_lines(rules, base)
+
+
+#: the profiles whose files hold the rules (the portable output's `_redirects` too)
+RULE_FILE_HOSTS = frozenset({"netlify", "cloudflare-pages", "s3"})
+
+
+def needs_rules(hosts: Iterable[str]) -> bool:
+    """Whether the files of `hosts` hold any rule: nginx and Apache take theirs from
+    ``server-config``, GitHub Pages none, so a site for them only needs no rule made."""
+    hosts = tuple(hosts)
+    return not hosts or not RULE_FILE_HOSTS.isdisjoint(hosts)
 
 
 def rule_warnings(hosts: Iterable[str], rules: list[HostRule]) -> list[str]:
