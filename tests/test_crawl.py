@@ -368,3 +368,15 @@ def test_default_timestamp(tmp_path, descriptor, files, expected):
     archive = crawl_archive(root)
     assert _lines(archive) == []
     assert archive.items[0].timestamp == expected
+
+
+def test_a_saved_crawl_cache_lets_its_entries_go_and_reads_them_again(tmp_path):
+    cache = CrawlCache(tmp_path / "crawl.pickle")
+    cache.misses += 1  # a put follows a miss
+    cache.put("item:x", (1, 2, 3), "value")
+    cache.release()  # not saved yet: kept
+    assert cache.get("item:x", (1, 2, 3)) == "value"
+    cache.save()
+    cache.release()
+    assert cache._entries is None
+    assert cache.get("item:x", (1, 2, 3)) == "value"  # read again from its file

@@ -170,3 +170,22 @@ def test_any_identity_a_file_system_gives_is_kept(tmp_path):
     assert len(filesums._identity(huge)) == 40
     sums = FileSums()
     assert sums.size_and_sum(document) == (3, hashlib.sha256(b"old").hexdigest())
+
+
+def test_settle_saves_the_sums_and_lets_them_go_only_when_told(tmp_path, settled):
+    document = tmp_path / "a.txt"
+    document.write_bytes(b"a")
+    for early in (False, True):
+        path = tmp_path / f"sums-{early}.pickle"
+        sums = FileSums(path)
+        sums.save_early = early
+        sums.keep({**sums.known, **_seen(sums, document)}, whole=True)
+        sums.settle()
+        assert path.exists() is early
+        assert (sums._known is None) is early  # let go, and read again on use
+        assert len(sums.known) == 1
+
+
+def _seen(sums: FileSums, path) -> dict:
+    sums.size_and_sum(path)
+    return sums.take_seen()

@@ -119,6 +119,12 @@ class CrawlCache:
         if self.fresh is not None:
             self.fresh[path] = (identity, value)
 
+    def release(self) -> None:
+        """Let the entries go from memory once they are saved (read again on first use):
+        a build keeps them through its other phases for nothing."""
+        if self.path is not None and self.misses == self._saved_misses and self.path.exists():
+            self._entries = None
+
     def save(self) -> None:
         """Into its file, unless nothing was put since (every put follows a miss): a
         rebuild that read nothing new writes nothing."""

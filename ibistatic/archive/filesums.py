@@ -46,6 +46,8 @@ class FileSums:
         #: sums found or computed in this process since the last take_seen()
         self.seen: dict[bytes, bytes] = {}
         self.warnings: list[str] = []
+        #: settle() saves them and lets them go (a command's build; watch keeps them)
+        self.save_early = False
 
     @property
     def known(self) -> dict[bytes, bytes]:
@@ -86,6 +88,14 @@ class FileSums:
         kept = dict(seen) if whole else {**self.known, **seen}
         if kept != self.known:
             self._known, self._changed = kept, True
+
+    def settle(self) -> None:
+        """Once the file lists are made: with `save_early`, saved and let go from memory
+        (read again on use), so that the rest of the build and its workers do without."""
+        if self.save_early:
+            self.save()
+            if not self._changed:
+                self._known = None
 
     def save(self) -> None:
         """Into its file, when keep() changed anything since it was read."""

@@ -23,6 +23,7 @@ import hashlib
 import os
 import stat
 import time
+import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,19 +40,27 @@ class Observation:
     """Every entry under `roots` (NUL-joined absolute paths) and the digest of their lstat."""
 
     roots: tuple[str, ...]  # each Archive root's real path, in the configuration's order
-    paths: bytes  # the entries, NUL-separated (a NUL is the one byte no name holds)
+    #: the entries, NUL-separated (a NUL is the one byte no name holds), zlib-compressed:
+    #: held through the whole build (and by every forked worker), 42 MB at 100k, 2.8 packed
+    packed: bytes
     digest: bytes
 
     @property
+    def paths(self) -> bytes:
+        return zlib.decompress(self.packed)
+
+    @property
     def entries(self) -> int:
-        return self.paths.count(b"\0") + 1 if self.paths else 0
+        paths = self.paths
+        return paths.count(b"\0") + 1 if paths else 0
 
     def holds(self, roots: Iterable[Path | str]) -> bool:
         """Whether `roots` are still these folders with these entries, unchanged."""
         if tuple(os.path.realpath(root) for root in roots) != self.roots:
             return False
         # lstat takes the bytes as they are: no decoded copy of every path
-        paths = self.paths.split(b"\0") if self.paths else []
+        joined = self.paths
+        paths = joined.split(b"\0") if joined else []
         try:
             return _digest(map(os.lstat, paths)) == self.digest
         except OSError:  # an entry gone
@@ -77,7 +86,7 @@ def observe(roots: Iterable[Path | str]) -> Observation | None:
             return None
     if newest >= began - int(RACY_SECONDS * 1e9):
         return None
-    return Observation(real, b"\0".join(paths), digest.digest())
+    return Observation(real, zlib.compress(b"\0".join(paths), 1), digest.digest())
 
 
 class _Untrustworthy(Exception):

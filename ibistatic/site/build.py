@@ -163,6 +163,7 @@ def _render_items(config, site, loaded, plan: Plan, store: Store, progress) -> F
         facts.merge(part)
         del part  # before the next is read: one worker's result at a time in memory
     site.file_sums.keep(facts.file_sums, whole=plan.full)
+    site.file_sums.settle()
     return facts
 
 
@@ -240,6 +241,10 @@ class Publisher:
         started = time.perf_counter()
         check_output(self.config)
         loaded = self._load(full, changed_paths)
+        if self.persist:  # saved now, the crawl cache and file sums leave memory for the
+            self.cache.save()  # rest of the build (at 100k, tens of MB in every worker);
+            self.cache.release()  # watch keeps both for its next republish
+        self.file_sums.save_early = self.persist
         try:
             last = None if full else self._usable_state(loaded)
             if last is None:  # a full build: the old state (as large as the one it makes)
