@@ -22,6 +22,7 @@ import hmac
 import os
 import pickle
 import secrets
+import stat
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
@@ -155,12 +156,15 @@ def load_sealed(path: Path, kind: str, version: Any, count: int) -> tuple[Any, l
     """(head's second part, the `count` dicts) of a file save_sealed wrote with
     head = (version, ...); None when there is no such file or it is of another version.
     Raises Untrusted when the file may not be unpickled or does not read back."""
-    try:
-        handle = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    try:  # non-blocking: a FIFO put where the file was must not stop the build
+        handle = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except FileNotFoundError:
         return None
     except OSError as error:
         raise Untrusted(f"it cannot be read ({error.strerror})") from None
+    if not stat.S_ISREG(os.fstat(handle).st_mode):  # a folder or a FIFO where it was: read,
+        os.close(handle)  # it would raise or hang
+        raise Untrusted("it is not a regular file")
     with os.fdopen(handle, "rb") as file:
         _verify(file, kind)
         try:

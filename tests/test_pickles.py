@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 import pickle
 
 import pytest
@@ -38,3 +39,14 @@ def test_a_truncated_file_is_an_error_not_a_shorter_mapping():
     truncated = io.BytesIO(handle.getvalue()[: len(handle.getvalue()) // 2])
     with pytest.raises((EOFError, pickle.UnpicklingError)):
         load_mapping(truncated)
+
+
+@pytest.mark.parametrize("make", [os.mkdir, os.mkfifo], ids=["folder", "fifo"])
+def test_a_folder_or_fifo_where_the_file_was_is_untrusted_not_read(tmp_path, make):
+    """Neither raises an OSError past the caller's Untrusted, nor blocks on open."""
+    from ibistatic.pickles import Untrusted, load_sealed
+
+    path = tmp_path / "cache.pickle"
+    make(path, 0o700)
+    with pytest.raises(Untrusted, match="not a regular file"):
+        load_sealed(path, "crawl cache", 1, 1)
