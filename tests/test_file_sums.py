@@ -189,3 +189,16 @@ def test_settle_saves_the_sums_and_lets_them_go_only_when_told(tmp_path, settled
 def _seen(sums: FileSums, path) -> dict:
     sums.size_and_sum(path)
     return sums.take_seen()
+
+
+def test_a_cache_that_cannot_be_saved_is_said_once(tmp_path, settled):
+    """The crawl cache and the sums are saved once a build has them (not again at its
+    end): a folder where each file should be costs one warning each, and the site."""
+    config = load_config(make_project(tmp_path))
+    for name in ("crawl.pickle", "file-sums.pickle"):
+        (config.cache_dir / name).mkdir(parents=True)
+    report = build_site(config, full=True)
+    assert (config.output / "index.html").is_file()
+    for kind in ("crawl cache", "file sums"):
+        said = [w for w in report.warnings if w.startswith(kind) and "not saved" in w]
+        assert len(said) == 1, report.warnings

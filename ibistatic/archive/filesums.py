@@ -85,9 +85,15 @@ class FileSums:
     def keep(self, seen: dict[bytes, bytes], whole: bool) -> None:
         """Keep `seen` for the next build; `whole`: they are every file the site lists
         (a full build), so the others are dropped."""
-        kept = dict(seen) if whole else {**self.known, **seen}
-        if kept != self.known:
-            self._known, self._changed = kept, True
+        if whole:
+            if seen != self.known:
+                self._known, self._changed = dict(seen), True
+            return
+        known = self.known  # an update: as much work as it saw, not as the Archives hold
+        fresh = {identity: s for identity, s in seen.items() if known.get(identity) != s}
+        if fresh:
+            known.update(fresh)
+            self._changed = True
 
     def settle(self) -> None:
         """Once the file lists are made: with `save_early`, saved and let go from memory

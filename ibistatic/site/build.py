@@ -264,9 +264,8 @@ class Publisher:
             self.state = None
             raise
         self.progress.finish()
-        if self.persist:  # watch saves them on stop (save_state): not at every republish
-            self.cache.save()
-            self.file_sums.save()
+        # the crawl cache was saved after the crawl and the file sums after the file lists
+        # (watch saves both on stop, save_state): a second try would only warn twice
         report.state_saved = not (self.cache.warnings or self._warnings)
         report.warnings.extend(self.cache.warnings + self.file_sums.warnings + self._warnings)
         self.cache.warnings, self.file_sums.warnings, self._warnings = [], [], []
