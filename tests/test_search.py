@@ -16,6 +16,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ibistatic.core.identifiers import parse_ibip, parse_repository_name
 from ibistatic.core.model import Item
@@ -415,3 +417,93 @@ def test_the_search_and_list_pages_of_a_portuguese_site_are_portuguese(tmp_path,
     # no English word of the interface is left on them
     english = {TEXTS["en"][k] for k in ("search_label", "more_results", "previous_page", "title")}
     assert not [word for word in english for page in [search, middle] if f">{word}<" in page]
+
+
+# -- a search index kept between calls (watch) ------------------------------------------
+
+EDITS = st.lists(
+    st.tuples(
+        st.sampled_from(["retitle", "deposit", "delete", "redate", "common", "rare"]),
+        st.integers(0, 10**6),
+    ),
+    min_size=1,
+    max_size=12,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(EDITS)
+def test_a_kept_index_gives_what_a_fresh_one_gives_after_any_edits(edits):
+    """Each call of one SearchIndex, after edits in place, deposits, deletions and new
+    dates, with files of about 300 bytes (dozens of token files to cut again), equals
+    the files made afresh; words held by about half of the documents flip between
+    written and negated lists as the total moves."""
+    from ibistatic.search import index as search_index
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(search_index, "TARGET_BYTES", 300)
+        patch.setattr(search_index, "MAX_BYTES", 1200)
+        holdings = {key: tuple(items) for key, items in _holdings(120, seed=3).items()}
+        kept = SearchIndex("record/{}/")
+        kept.files(holdings)
+        for number, (edit, pick) in enumerate(edits):
+            keys = sorted(holdings)
+            key = keys[pick % len(keys)]
+            old = holdings[key][0]
+            title, stamp = old.title(), old.timestamp
+            if edit == "deposit":
+                key = f"sid.inpe.br/mtc-m9/2031/01.01.00.{number:02}"
+                title, stamp = f"new w{pick % 400}", f"2031-01-01T00:00:{number:02}Z"
+            elif edit == "delete" and len(holdings) > 1:
+                del holdings[key]
+                key = None
+            elif edit == "retitle":
+                title = f"w{pick % 400} w{pick % 37} zebra{number}"
+            elif edit == "redate":
+                stamp = f"20{10 + pick % 20}-01-01T00:00:00Z"
+            elif edit in ("common", "rare"):  # a word of about half the documents
+                title = f"{title} half" if edit == "common" else title.replace("half", "")
+            if key is not None:
+                holdings[key] = (item(key, title=title, timestamp=stamp),)
+            assert kept.files(holdings) == search_files(holdings, "record/{}/"), (number, edit)
+
+
+def test_an_edit_in_place_makes_again_only_its_own_token_files(monkeypatch):
+    from ibistatic.search import index as search_index
+
+    monkeypatch.setattr(search_index, "TARGET_BYTES", 300)
+    monkeypatch.setattr(search_index, "MAX_BYTES", 1200)
+    holdings = {key: tuple(items) for key, items in _holdings(600, seed=5).items()}
+    kept = SearchIndex("record/{}/")
+    before = kept.files(holdings)
+    chunks = sum(1 for name in before if name.startswith("t/"))
+    made = []
+    original = search_index._Chunk.__init__
+    monkeypatch.setattr(
+        search_index._Chunk,
+        "__init__",
+        lambda self, tokens, texts: made.append(tokens) or original(self, tokens, texts),
+    )
+    key = sorted(holdings)[300]
+    holdings[key] = (item(key, title="w1 w2 zebra", timestamp=holdings[key][0].timestamp),)
+    after = kept.files(holdings)
+    assert chunks > 50 and 0 < len(made) <= 20, (chunks, len(made))
+    assert after == search_files(holdings, "record/{}/")
+
+
+def test_a_word_that_comes_to_most_documents_follows_the_total():
+    """Edits in place give a word to most documents (its list is then written as the
+    documents without it); a deposit changes the total, and with it that list."""
+    holdings = {key: tuple(items) for key, items in _holdings(8, seed=1).items()}
+    kept = SearchIndex("record/{}/")
+    kept.files(holdings)
+    for key in sorted(holdings)[:6]:
+        old = holdings[key][0]
+        holdings[key] = (item(key, title=f"{old.title()} half", timestamp=old.timestamp),)
+        assert kept.files(holdings) == search_files(holdings, "record/{}/")
+    new = "sid.inpe.br/mtc-m9/2031/01.01.00.00"
+    holdings[new] = (item(new, title="newest", timestamp="2031-01-01T00:00:00Z"),)
+    files = kept.files(holdings)
+    assert files == search_files(holdings, "record/{}/")
+    held = {n for n, doc in enumerate(documents(holdings)) if "half" in doc.tokens}
+    assert _find(files, "half") == held and len(held) == 6

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import bisect
 import os
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -41,6 +42,15 @@ class LoadedArchives:
     @property
     def infos(self) -> list[ArchiveInfo]:
         return self.holdings.archives
+
+    @cached_property
+    def state_counts(self) -> dict[str, Counter]:
+        """Archive name -> how many of its items are Original, Copy, Deleted: what the
+        manifest and the landing page both say (one pass over the items per load)."""
+        counts: dict[str, Counter] = {info.name: Counter() for info in self.holdings.archives}
+        for item in self.holdings.all_items():
+            counts[item.archive][item.state] += 1
+        return counts
 
     def view(self, name: str) -> MemoryArchiveView:
         return self._views[name]

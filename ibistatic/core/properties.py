@@ -118,8 +118,16 @@ def default_relations(items: Iterable[Item]) -> tuple[Relation, ...]:
     for item in items:
         if item.language:
             languages.add(item.language)
-        languages.update(tag for tag, _ in item.translations)
-    return tuple(compositions(sorted(languages), FORMATS))
+        if item.translations:
+            languages.update(tag for tag, _ in item.translations)
+    return _compositions(tuple(sorted(languages)))
+
+
+@lru_cache(maxsize=16)
+def _compositions(languages: tuple[str, ...]) -> tuple[Relation, ...]:
+    """The grammar's relations over `languages` (their parse is most of the cost: each
+    watch republish asks again, nearly always for the same languages)."""
+    return tuple(compositions(languages, FORMATS))
 
 
 @dataclass(frozen=True)

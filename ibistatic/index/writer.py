@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
@@ -22,6 +21,8 @@ from .sharding import shard_name
 __all__ = [
     "write_index",
     "index_files",
+    "group_by_shard",
+    "shard_of",
     "encoded_record",
     "precomputed_answers",
     "dumps",
@@ -88,67 +89,69 @@ def precomputed_answers(targets) -> dict[str, dict[str, list]]:
     return answers
 
 
-def group_by_shard(by_key: dict, digits: int) -> dict[str, dict]:
-    """shard name -> {key: value}, keys sorted (deterministic bytes)."""
+def group_by_shard(by_key: Mapping, digits: int) -> dict[str, dict]:
+    """shard name -> {key: value} of every key of `by_key`."""
     groups: dict[str, dict] = {}
-    names = _SHARD_OF.setdefault(digits, {})
-    for key in sorted(by_key):
-        name = names.get(key)
-        if name is None:
-            name = names[key] = shard_name(key, digits)
-        groups.setdefault(name, {})[key] = by_key[key]
+    for key, value in by_key.items():
+        groups.setdefault(shard_of(key, digits), {})[key] = value
     return groups
 
 
-#: digits -> key -> its shard, for every key a build of this process has grouped: FNV-1a
-#: in Python costs 3 µs a key, and shard_name's LRU (sized for the resolver's lookups)
-#: holds fewer keys than a 100k-item site has; watch groups the same keys at each
-#: republish (about 40 MB at 270,000 keys)
+def shard_of(key: str, digits: int) -> str:
+    """shard_name, remembered for every key a build of this process has placed: FNV-1a
+    in Python costs 3 µs a key, and shard_name's LRU (sized for the resolver's lookups)
+    holds fewer keys than a 100k-item site has (about 40 MB at 270,000 keys)."""
+    names = _SHARD_OF.setdefault(digits, {})
+    name = names.get(key)
+    if name is None:
+        name = names[key] = shard_name(key, digits)
+    return name
+
+
 _SHARD_OF: dict[int, dict[str, str]] = {}
 
 
 def index_files(
     loaded: LoadedArchives,
-    records: Mapping[str, Sequence[tuple[str, bytes]]],
-    answers: Mapping[str, bytes],
+    records: Mapping[str, Mapping[str, Sequence[tuple[str, bytes]]]],
+    answers: Mapping[str, Mapping[str, bytes]],
     digits: int,
     unchanged: Callable[[str], str | None] = lambda relative: None,
     unpack: Callable[[bytes], bytes] = lambda data: data,
 ) -> Iterator[tuple[str, bytes | None, str]]:
     """Every file of the index, one at a time: (path inside the index folder, bytes, sha256).
 
-    `records`: key -> its (archive, encoded record) in the Archives' order; `answers`:
-    key -> its encoded precomputed answers ({modifier: row}).  Values arrive encoded
-    (``dumps``) so that a large build keeps bytes, not trees of dicts; a shard is their
-    join, byte for byte what ``dumps`` gives for the whole shard.  A shard for which
-    `unchanged(path)` gives a digest is not made again (its bytes are None): an update
-    rewrites only the shards it touched.  `unpack` turns each value as given into its
-    JSON bytes (the publisher keeps them compressed).
+    `records`: shard -> {key -> its (archive, encoded record) in the Archives' order};
+    `answers`: shard -> {key -> its encoded precomputed answers ({modifier: row})}
+    (group_by_shard).  Values arrive encoded (``dumps``) so that a large build keeps
+    bytes, not trees of dicts; a shard is their join in key order, byte for byte what
+    ``dumps`` gives for the whole shard.  A shard for which `unchanged(path)` gives a
+    digest is not made again (its bytes are None): an update rewrites only the shards it
+    touched.  `unpack` turns each value as given into its JSON bytes (the publisher
+    keeps them compressed).
     """
     checksums: dict[str, dict] = {"shards": {}, "answers": {}}
-    shard_count = 0
 
     def record_list(rows) -> bytes:
         return b"[" + b",".join(unpack(record) for _, record in rows) + b"]"
 
-    for kind, by_key, encode in (("shards", records, record_list), ("answers", answers, unpack)):
-        groups = group_by_shard(by_key, digits)
-        if kind == "shards":
-            shard_count = len(groups)
-        for name, group in sorted(groups.items()):
+    for kind, groups, encode in (("shards", records, record_list), ("answers", answers, unpack)):
+        for name in sorted(groups):
+            group = groups[name]
             relative = f"{kind}/{name}.json"
             digest = unchanged(relative)
             data = (
                 None
                 if digest
-                else _object_bytes((key, encode(value)) for key, value in group.items())
+                else _object_bytes((key, encode(group[key])) for key in sorted(group))
             )
             digest = digest or hashlib.sha256(data).hexdigest()
             yield relative, data, digest
             checksums[kind][name] = {"keys": len(group), "sha256": digest}
+    keys = sum(len(group) for group in records.values())
     for relative, value in (
         ("checksums.json", checksums),
-        ("manifest.json", manifest_of(loaded, digits, len(records), shard_count)),
+        ("manifest.json", manifest_of(loaded, digits, keys, len(records))),
     ):
         data = dumps(value)
         yield relative, data, hashlib.sha256(data).hexdigest()
@@ -171,8 +174,10 @@ def write_index(loaded: LoadedArchives, directory: Path | str, targets=None) -> 
 
         targets = page_targets(loaded)
     answers = {key: dumps(value) for key, value in precomputed_answers(targets).items()}
+    digits = shard_digits(len(records))
+    grouped = (group_by_shard(records, digits), group_by_shard(answers, digits))
     manifest = b""
-    for relative, data, _ in index_files(loaded, records, answers, shard_digits(len(records))):
+    for relative, data, _ in index_files(loaded, *grouped, digits):
         (directory / relative).parent.mkdir(parents=True, exist_ok=True)
         _write(directory / relative, data)
         manifest = data
@@ -181,9 +186,7 @@ def write_index(loaded: LoadedArchives, directory: Path | str, targets=None) -> 
 
 def manifest_of(loaded: LoadedArchives, digits: int, keys: int, shard_count: int) -> dict:
     views = {view.info.name: view for view in loaded.views()}
-    states: dict[str, Counter] = {}
-    for item in loaded.holdings.all_items():
-        states.setdefault(item.archive, Counter())[item.state] += 1
+    states = {name: counts for name, counts in loaded.state_counts.items() if counts}
     return {
         "format": FORMAT,
         "version": VERSION,

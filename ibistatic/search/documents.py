@@ -7,6 +7,7 @@ Pure: no I/O.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from urllib.parse import quote
@@ -101,19 +102,59 @@ def document_of(key: str, items: Sequence[Item]) -> Document:
 
 class DocumentCache:
     """The documents of the last call, by key with the items they were made from: a
-    rebuild (watch, an update) makes again only those of the items that changed."""
+    rebuild (watch, an update) makes again only those of the items that changed, and
+    moves only those in the order."""
 
     def __init__(self) -> None:
-        self._made: dict[str, tuple[tuple[Item, ...], Document]] = {}
+        #: key -> (what `holdings` gave, its items, its document)
+        self._made: dict[str, tuple[object, tuple[Item, ...], Document]] = {}
+        self._sorted: list[Document] = []
 
-    def documents(self, holdings: Mapping[str, Iterable[Item]]) -> list[Document]:
-        made: dict[str, tuple[tuple[Item, ...], Document]] = {}
-        for key, items in holdings.items():
-            items = tuple(items)
+    def documents(self, holdings: Mapping[str, Iterable[Item]], items_of=tuple) -> list[Document]:
+        """A document per key of `holdings`, oldest first; `items_of` turns a value of
+        `holdings` into its items (a tuple).  A tuple given again is known unchanged
+        without a look inside (a build's state keeps the same tuple for an unchanged item)."""
+        made: dict[str, tuple[object, tuple[Item, ...], Document]] = {}
+        fresh: list[Document] = []
+        for key, source in holdings.items():
             last = self._made.get(key)
-            made[key] = last if last and _same(last[0], items) else (items, document_of(key, items))
+            if last is not None and last[0] is source and isinstance(source, tuple):
+                made[key] = last
+                continue
+            items = items_of(source)
+            if last is not None and _same(last[1], items):
+                made[key] = (source, items, last[2])
+            else:
+                made[key] = (source, items, document_of(key, items))
+                fresh.append(made[key][2])
+        left = [  # the documents of the keys gone or made again
+            doc
+            for key, (_, _, doc) in self._made.items()
+            if key not in made or made[key][2] is not doc
+        ]
         self._made = made
-        return sorted((doc for _, doc in made.values()), key=lambda d: (d.timestamp, d.key))
+        self._sorted = _moved(self._sorted, left, fresh)
+        return self._sorted
+
+
+def _order(doc: Document) -> tuple[str, str]:
+    return (doc.timestamp, doc.key)
+
+
+def _moved(docs: list[Document], left: list[Document], fresh: list[Document]) -> list[Document]:
+    """`docs` (oldest first) without `left`, with `fresh`: the same list object when
+    nothing changed, else a new one, by bisection when the change is small."""
+    if not left and not fresh:
+        return docs
+    if len(left) + len(fresh) > 1000:
+        kept = {id(doc) for doc in left}
+        return sorted([d for d in docs if id(d) not in kept] + fresh, key=_order)
+    docs = list(docs)
+    for doc in left:
+        del docs[bisect.bisect_left(docs, _order(doc), key=_order)]
+    for doc in fresh:
+        bisect.insort(docs, doc, key=_order)
+    return docs
 
 
 def _same(these: tuple[Item, ...], those: tuple[Item, ...]) -> bool:

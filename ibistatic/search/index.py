@@ -64,21 +64,32 @@ def _entry(token: str, numbers: list[int], negated: bool, total: int) -> str:
     return f"[{_dumps(token)},[{gaps}]{',1' if negated else ''}]"
 
 
-def _chunks(entries: list[tuple[str, str]]) -> Iterator[list[tuple[str, str]]]:
-    """*entries* (token, JSON) cut where a token's hash is 0 modulo a spacing chosen
-    for TARGET_BYTES, or where a file would pass MAX_BYTES."""
-    size = sum(len(text) for _, text in entries)
-    spacing = max(1, round(TARGET_BYTES * len(entries) / max(size, 1)))
-    spacing = 1 << max(0, spacing.bit_length() - 1)  # a power of two: it changes seldom
-    chunk: list[tuple[str, str]] = []
+def _is_cut(token: str, spacing: int) -> bool:
+    """Whether a token file ends after `token` (its hash is 0 modulo `spacing`)."""
+    return zlib.crc32(token.encode()) % spacing == 0
+
+
+def _spacing(tokens: int, size: int) -> int:
+    """Tokens between cuts, on average, for files of TARGET_BYTES: a power of two, so
+    that it changes seldom."""
+    spacing = max(1, round(TARGET_BYTES * tokens / max(size, 1)))
+    return 1 << max(0, spacing.bit_length() - 1)
+
+
+def _chunks(tokens: Iterable[str], texts: Mapping[str, str], spacing: int) -> Iterator[list[str]]:
+    """*tokens* (in order) cut where a token's hash is 0 modulo *spacing*, or where a
+    file would pass MAX_BYTES; from the first token as from any cut, the same tokens
+    give the same files."""
+    chunk: list[str] = []
     chunk_bytes = 0
-    for token, text in entries:
+    for token in tokens:
+        text = texts[token]
         if chunk and chunk_bytes + len(text) > MAX_BYTES:
             yield chunk
             chunk, chunk_bytes = [], 0
-        chunk.append((token, text))
+        chunk.append(token)
         chunk_bytes += len(text) + 1
-        if zlib.crc32(token.encode()) % spacing == 0:
+        if _is_cut(token, spacing):
             yield chunk
             chunk, chunk_bytes = [], 0
     if chunk:
@@ -89,10 +100,23 @@ def _chunk_name(first: str) -> str:
     return hashlib.sha256(first.encode("utf-8")).hexdigest()[:16]
 
 
+class _Chunk:
+    """One token file: its tokens in order, its name and its text."""
+
+    __slots__ = ("tokens", "name", "text")
+
+    def __init__(self, tokens: list[str], texts: Mapping[str, str]) -> None:
+        self.tokens = tokens
+        self.name = _chunk_name(tokens[0])
+        self.text = "[" + ",".join(texts[token] for token in tokens) + "]\n"
+
+
 class SearchIndex:
     """Makes the search files of a site, and keeps what it made: the next call (an
-    update, watch) redoes the documents, lists and files that changed, and when the
-    only change is new items (the newest, as a deposit is) adds them to the lists."""
+    update, watch) redoes the documents, posting lists, entries and token files that
+    changed.  New items at the end of the list (a deposit) and items changed in place
+    (an edit that keeps the timestamp) cost their own tokens; a change that moves
+    documents (a deletion, a new timestamp) numbers them again, and costs the site."""
 
     def __init__(self, link: str) -> None:
         self.link = link  # where a result links, "{}" for its key ("record/{}/")
@@ -100,9 +124,15 @@ class SearchIndex:
         self._docs: list[Document] = []
         self._postings: dict[str, list[int]] = {}
         self._order: list[str] = []  # the tokens in the script's order
-        #: token -> (length of its list, negated, documents, its JSON): lists only grow
-        #: between calls that keep them, so an equal length is an unchanged list
-        self._entries: dict[str, tuple[int, bool, int, str]] = {}
+        self._texts: dict[str, str] = {}  # token -> its entry's JSON
+        self._size = 0  # of every entry's JSON
+        self._dirty: set[str] = set()  # tokens whose list changed since their entry was made
+        #: tokens that hold, or may soon hold, more than half of the documents: their
+        #: entries list the documents without them, which a new total changes
+        self._heavy: set[str] = set()
+        self._heavy_total = 0  # the total when _heavy was last made whole
+        self._chunks: list[_Chunk] = []
+        self._spacing = 0
         self._doc_files: dict[int, tuple[list[Document], str]] = {}
 
     @property
@@ -110,62 +140,135 @@ class SearchIndex:
         """The documents of the last call, oldest first."""
         return self._docs
 
-    def files(self, holdings: Mapping[str, Iterable[Item]]) -> dict[str, str]:
-        """Every file of the search: ``{path relative to the search folder: text}``."""
-        docs = self._cache.documents(holdings)
-        self._index(docs)
-        files: dict[str, str] = {}
-        chunks = []
-        for chunk in _chunks(self._entry_texts(len(docs))):
-            name = _chunk_name(chunk[0][0])
-            files[f"t/{name}.json"] = "[" + ",".join(text for _, text in chunk) + "]\n"
-            chunks.append([chunk[0][0], name])
+    def files(self, holdings: Mapping[str, Iterable[Item]], items_of=tuple) -> dict[str, str]:
+        """Every file of the search: ``{path relative to the search folder: text}``;
+        `items_of` turns a value of `holdings` into its items (a tuple)."""
+        docs = self._cache.documents(holdings, items_of)
+        total_before = len(self._docs)
+        gone = self._index(docs)
+        self._entries(len(docs), total_before)
+        self._cut(gone)
+        files = {f"t/{chunk.name}.json": chunk.text for chunk in self._chunks}
         files.update(self._document_files(docs))
+        chunks = [[chunk.tokens[0], chunk.name] for chunk in self._chunks]
         head = {"format": FORMAT, "version": VERSION, "documents": len(docs)}
         head.update({"per-file": DOCUMENTS_PER_FILE, "link": self.link, "chunks": chunks})
         files[INDEX_FILE] = _dumps(head) + "\n"
         return files
 
-    def _index(self, docs: list[Document]) -> None:
-        """The posting lists of *docs*: those of the last call extended when *docs*
-        only adds documents at its end, else made again."""
+    # -- posting lists -------------------------------------------------------------
+
+    def _index(self, docs: list[Document]) -> set[str]:
+        """The posting lists of *docs*, from those of the last call when the documents
+        kept their numbers; returns the tokens no document holds any longer."""
         old = self._docs
-        appended = len(docs) >= len(old) and all(a is b for a, b in zip(old, docs))
-        if not appended:
-            old, self._postings, self._entries = [], {}, {}
-        new_tokens = []
+        moved = len(docs) < len(old)
+        changed = [] if moved else [n for n, doc in enumerate(old) if doc is not docs[n]]
+        if moved or len(changed) > _AGAIN or not old:
+            self._start_again()
+            old, changed = [], []
+        gone: set[str] = set()
+        for number in changed:
+            before, after = old[number].tokens, docs[number].tokens
+            for token in before - after:
+                self._drop(token, number, gone)
+            for token in after - before:
+                self._add(token, number, gone)
         for number in range(len(old), len(docs)):
             for token in docs[number].tokens:
-                numbers = self._postings.get(token)
-                if numbers is None:
-                    numbers = self._postings[token] = []
-                    new_tokens.append(token)
-                numbers.append(number)
-        if not appended or len(new_tokens) > 1000:
-            self._order = sorted(self._postings, key=_script_order)
-        else:
-            for token in new_tokens:
-                bisect.insort(self._order, token, key=_script_order)
+                self._add(token, number, gone)
         self._docs = list(docs)
+        return gone
 
-    def _entry_texts(self, total: int) -> list[tuple[str, str]]:
-        """(token, its JSON) in order; an unchanged list keeps its text."""
-        made = []
-        entries: dict[str, tuple[int, bool, int, str]] = {}
-        for token in self._order:
-            numbers = self._postings[token]
-            negated = 2 * len(numbers) > total
-            last = self._entries.get(token)
-            if (
-                last is None
-                or last[:2] != (len(numbers), negated)
-                or (negated and last[2] != total)
-            ):
-                last = (len(numbers), negated, total, _entry(token, numbers, negated, total))
-            entries[token] = last
-            made.append((token, entries[token][3]))
-        self._entries = entries
-        return made
+    def _start_again(self) -> None:
+        self._postings, self._order, self._texts, self._size = {}, [], {}, 0
+        self._dirty, self._heavy, self._heavy_total, self._chunks = set(), set(), 0, []
+
+    def _add(self, token: str, number: int, gone: set[str]) -> None:
+        numbers = self._postings.get(token)
+        if numbers is None:
+            numbers = self._postings[token] = []
+            bisect.insort(self._order, token, key=_script_order)
+            gone.discard(token)  # gone from one document, back with another
+        bisect.insort(numbers, number)
+        self._dirty.add(token)
+
+    def _drop(self, token: str, number: int, gone: set[str]) -> None:
+        numbers = self._postings[token]
+        del numbers[bisect.bisect_left(numbers, number)]
+        self._dirty.add(token)
+        if not numbers:
+            del self._postings[token]
+            gone.add(token)
+            at = bisect.bisect_left(self._order, _script_order(token), key=_script_order)
+            del self._order[at]
+
+    # -- entries -------------------------------------------------------------------
+
+    def _entries(self, total: int, total_before: int) -> None:
+        """The JSON entry of each token whose list changed, and of each heavy one when
+        the number of documents changed."""
+        if not self._heavy_total or abs(total - self._heavy_total) * 8 > self._heavy_total:
+            self._heavy = {t for t, numbers in self._postings.items() if 4 * len(numbers) >= total}
+            self._heavy_total = max(total, 1)
+            self._dirty |= self._heavy
+        elif total != total_before:
+            self._dirty |= self._heavy
+        for token in self._dirty:
+            self._size -= len(self._texts.pop(token, ""))
+            numbers = self._postings.get(token)
+            if numbers is None:
+                continue  # gone
+            if 4 * len(numbers) >= self._heavy_total:
+                self._heavy.add(token)
+            text = self._texts[token] = _entry(token, numbers, 2 * len(numbers) > total, total)
+            self._size += len(text)
+
+    # -- token files ---------------------------------------------------------------
+
+    def _cut(self, gone: set[str]) -> None:
+        """The token files, made again from the first changed one until the cuts fall
+        where they fell before."""
+        spacing = _spacing(len(self._order), self._size)
+        changed = self._dirty | gone
+        self._dirty = set()
+        if spacing != self._spacing or not self._chunks:
+            self._spacing = spacing
+            self._chunks = [
+                _Chunk(c, self._texts) for c in _chunks(self._order, self._texts, spacing)
+            ]
+            return
+        firsts = [_script_order(chunk.tokens[0]) for chunk in self._chunks]
+        reached = sorted(
+            {max(0, bisect.bisect_right(firsts, _script_order(t)) - 1) for t in changed}
+        )
+        made: list[_Chunk] = []
+        done = 0  # the old chunks before this one are in `made` or made again
+        for number in reached:
+            if number < done:
+                continue
+            made += self._chunks[done:number]
+            done = self._redo(number, made)
+        self._chunks = made + self._chunks[done:]
+
+    def _redo(self, number: int, made: list[_Chunk]) -> int:
+        """The token files from old chunk `number` on, into `made`, until a cut falls
+        where an old chunk begins; returns that chunk's number (from a cut on, the same
+        tokens give the same files: if a change reached that chunk, it is redone next)."""
+        starts = {chunk.tokens[0]: n for n, chunk in enumerate(self._chunks) if n > number}
+        first = self._chunks[number].tokens[0]
+        at = bisect.bisect_left(self._order, _script_order(first), key=_script_order)
+        if number == 0:
+            at = 0
+        for tokens in _chunks(itertools.islice(self._order, at, None), self._texts, self._spacing):
+            made.append(_Chunk(tokens, self._texts))
+            at += len(tokens)
+            old = starts.get(self._order[at]) if at < len(self._order) else len(self._chunks)
+            if old is not None:
+                return old
+        return len(self._chunks)
+
+    # -- document files ------------------------------------------------------------
 
     def _document_files(self, docs: list[Document]) -> dict[str, str]:
         files = {}
@@ -183,6 +286,10 @@ class SearchIndex:
             files[f"d/{number}.json"] = last[1]
         self._doc_files = made
         return files
+
+
+#: past this many documents changed in place, the posting lists are made again whole
+_AGAIN = 1000
 
 
 def search_files(holdings: Mapping[str, Iterable[Item]], link: str) -> dict[str, str]:

@@ -12,7 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..archive.load import LoadedArchives
-from ..index.sharding import shard_name
 from ..index.writer import dumps, encoded_record, precomputed_answers
 from ..store.files import pack
 from ..targets import published_url
@@ -75,7 +74,8 @@ def _records_of(loaded: LoadedArchives, held: tuple) -> list[tuple[str, str, byt
 
 def fold_facts(loaded: LoadedArchives, state: State, plan: Plan, facts: Facts) -> set[str]:
     """The state's tables made those of this build (in place: at 100,000 items a copy
-    costs time and memory); returns the index shards whose contents change."""
+    costs time and memory); returns the index keys whose records or answers may change
+    (their shards are made again)."""
     for key in plan.affected:
         for table in (state.published, state.item_files):
             table.pop(key, None)
@@ -96,7 +96,7 @@ def _fold_records(
     new_keys = {index_key for key in changed for index_key, _, _ in fresh.get(key, ())}
     for key in old_keys | new_keys:
         state.records.pop(key, None)
-        touched.add(shard_name(key, state.digits))
+        touched.add(key)
     for key in sorted(changed):
         for index_key, archive, record in fresh.get(key, ()):
             state.records.setdefault(index_key, []).append((archive, record))
@@ -111,11 +111,10 @@ def _fold_answers(
 ) -> None:
     """state.answers with those of the `affected` repositories replaced by `fresh`."""
     for key in affected:
-        for index_key in state.answers.pop(key, {}):
-            touched.add(shard_name(index_key, state.digits))
+        touched.update(state.answers.pop(key, {}))
     for key, answers in fresh.items():
         state.answers[key] = answers
-        touched.update(shard_name(index_key, state.digits) for index_key in answers)
+        touched.update(answers)
 
 
 def carried_digests(state: State, affected: frozenset[str]) -> dict[str, bytes]:

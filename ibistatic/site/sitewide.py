@@ -10,9 +10,10 @@ index of parts; it is never an empty ``<urlset>`` (which the schema forbids).
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable, Sequence
 from urllib.parse import quote
+
+from markupsafe import escape
 
 from ..core.facts import URL_PATH_SAFE
 from .pages import Site, persistent_url, script_json
@@ -22,8 +23,9 @@ __all__ = [
     "SITEMAP_LIMIT",
     "CONTENT_SITEMAP",
     "landing",
-    "sitemaps",
-    "content_sitemap",
+    "UrlSet",
+    "write_sitemap",
+    "redirect_urls",
     "content_urls",
     "robots",
     "not_found_page",
@@ -36,12 +38,9 @@ SITEMAP_LIMIT = 50_000
 CONTENT_SITEMAP = "sitemap-pages.xml"
 
 
-def landing(site: Site, loaded, published: Sequence) -> str:
-    counts: dict[str, Counter] = {info.name: Counter() for info in loaded.infos}
-    keys: set[str] = set()
-    for item in loaded.holdings.all_items():
-        counts[item.archive][item.state] += 1
-        keys.update(item.keys())
+def landing(site: Site, loaded, published: Sequence, keys: int) -> str:
+    """The landing page; `keys`: the distinct index keys of the items (State.key_count)."""
+    counts = loaded.state_counts
     archives = [
         {"name": info.name, "address": info.address, "counts": counts[info.name]}
         for info in loaded.infos
@@ -53,50 +52,83 @@ def landing(site: Site, loaded, published: Sequence) -> str:
         archives=archives,
         states=("Original", "Copy", "Deleted"),
         items=sum(sum(c.values()) for c in counts.values()),
-        keys=len(keys),
+        keys=keys,
         urls=len(published),
         example=persistent_url(site.site_url, example.path) if example else None,
     )
 
 
-def _write_sitemap(site: Site, name: str, urls: list[str], writer, limit: int) -> int:
-    """`name`: a urlset of `urls`, or past `limit` an index of ``sitemaps/<stem>-<n>.xml``
-    (of ``sitemaps/<n>.xml`` for sitemap.xml, as before)."""
-    if len(urls) <= limit:
-        return int(writer.write(name, site.render("sitemap.xml", urls=urls)))
+class UrlSet:
+    """How a sitemap's ``<url>`` rows are written: the template sitemap.xml renders
+    `urls` as a head, ``before + url + after`` for each URL and a tail, so a part is
+    those strings joined, its rows made once (watch keeps them between republishes) and
+    never passed through Jinja again.  A site's own sitemap.xml that does anything else
+    is rendered by Jinja, its rows being the URLs themselves."""
+
+    def __init__(self, site: Site, name: str = "sitemap.xml") -> None:
+        self.site, self.name = site, name
+        self.parts = _loop_parts(site, name)
+
+    def row(self, url: str) -> str:
+        if self.parts is None:
+            return url
+        return self.parts[1] + str(escape(url)) + self.parts[2]
+
+    def text(self, rows: Sequence[str]) -> str:
+        if self.parts is None:
+            return self.site.render(self.name, urls=rows)
+        return self.parts[0] + "".join(rows) + self.parts[3]
+
+
+def _loop_parts(site: Site, name: str) -> tuple[str, str, str, str] | None:
+    """(head, before, after, tail) such that the template `name` with `urls` renders
+    head + (before + url + after for each url) + tail; None when it does not."""
+    stand_ins = [f"https://stand-in.invalid/{n}" for n in range(3)]
+    texts = [site.render(name, urls=stand_ins[:count]) for count in range(4)]
+    one, two = texts[1], texts[2]
+    at = one.find(stand_ins[0])
+    if at < 0 or two.find(stand_ins[0]) != at:
+        return None
+    between = two[at + len(stand_ins[0]) : two.find(stand_ins[1])]  # after + before
+    for cut in range(len(between) + 1):
+        after, before = between[:cut], between[cut:]
+        head, tail = one[: at - len(before)], one[at + len(stand_ins[0]) + len(after) :]
+        parts = (head, before, after, tail)
+        if one[:at].endswith(before) and all(
+            text == head + "".join(before + url + after for url in stand_ins[:count]) + tail
+            for count, text in enumerate(texts)
+        ):
+            return parts
+    return None
+
+
+def write_sitemap(urlset: UrlSet, name: str, rows: list[str], writer, limit: int) -> int:
+    """`name`: a urlset of `rows` (UrlSet.row), or past `limit` an index of
+    ``sitemaps/<stem>-<n>.xml`` (of ``sitemaps/<n>.xml`` for sitemap.xml, as before)."""
+    if len(rows) <= limit:
+        return int(writer.write(name, urlset.text(rows)))
     stem = name.removesuffix(".xml")
     prefix = "" if stem == "sitemap" else stem + "-"
-    parts = [urls[start : start + limit] for start in range(0, len(urls), limit)]
-    names = [f"sitemaps/{prefix}{number}.xml" for number in range(1, len(parts) + 1)]
-    for part_name, part in zip(names, parts):
-        writer.write(part_name, site.render("sitemap.xml", urls=part))
+    site = urlset.site
+    names = [f"sitemaps/{prefix}{n}.xml" for n in range(1, -(-len(rows) // limit) + 1)]
+    for number, part_name in enumerate(names):
+        writer.write(part_name, urlset.text(rows[number * limit : (number + 1) * limit]))
     index = [site.site_url + part_name for part_name in names]
     writer.write(name, site.render("sitemap_index.xml", urls=index))
-    return len(parts) + 1
+    return len(names) + 1
 
 
-def sitemaps(site: Site, published: Sequence, writer, limit: int) -> int:
-    """sitemap.xml: every emitted persistent URL that redirects (alert pages are noindex);
-    the landing page when there is none (a urlset may not be empty)."""
-    urls = [persistent_url(site.site_url, t.path) for t in published if t.url is not None]
-    return _write_sitemap(site, "sitemap.xml", urls or [site.site_url], writer, limit)
+def redirect_urls(site_url: str, published: Iterable) -> list[str]:
+    """What sitemap.xml lists of one item's PublishedUrls: those that redirect (alert
+    pages are noindex)."""
+    return [persistent_url(site_url, t.path) for t in published if t.url is not None]
 
 
-def content_urls(site_url: str, item_files: Iterable[Sequence[str]]) -> list[str]:
-    """The landing page, then the URL of each HTML page of the items (record, metadata,
-    file list: what the build remembers of each item), sorted."""
-    pages = set()
-    for paths in item_files:
-        for path in paths:
-            if path.endswith("/index.html"):
-                pages.add(site_url + quote(path.removesuffix("index.html"), safe=URL_PATH_SAFE))
-    return [site_url] + sorted(pages)
-
-
-def content_sitemap(site: Site, item_files: Iterable[Sequence[str]], writer, limit: int) -> int:
-    return _write_sitemap(
-        site, CONTENT_SITEMAP, content_urls(site.site_url, item_files), writer, limit
-    )
+def content_urls(site_url: str, paths: Iterable[str]) -> list[str]:
+    """What sitemap-pages.xml lists of one item's pages (its record, metadata and
+    file-list pages: what the build remembers of it): their folders' URLs, sorted."""
+    pages = {path.removesuffix("index.html") for path in paths if path.endswith("/index.html")}
+    return [site_url + quote(page, safe=URL_PATH_SAFE) for page in sorted(pages)]
 
 
 def robots(site: Site) -> str:
@@ -110,8 +142,9 @@ def not_found_page(site: Site) -> str:
     return site.render("404.html", config=script_json(config))
 
 
-def special_pages(site: Site, loaded, published: Sequence, writer) -> None:
-    """404.html, the landing page and robots.txt, given every PublishedUrl."""
+def special_pages(site: Site, loaded, published: Sequence, keys: int, writer) -> None:
+    """404.html, the landing page and robots.txt, given every PublishedUrl and the
+    number of distinct index keys."""
     writer.write("404.html", not_found_page(site))
-    writer.write("index.html", landing(site, loaded, published))
+    writer.write("index.html", landing(site, loaded, published, keys))
     writer.write("robots.txt", robots(site))

@@ -61,6 +61,8 @@ class State:
     notices: tuple[str, ...] = ()
     pages: int = 0  # pages of the site (the report's count)
     outputs: tuple[str, ...] = ()  # the outputs that made it (site.outputs), by name
+    #: what the site outputs keep between the builds of this state (site.memo); never saved
+    memo: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def output(self) -> str:
@@ -125,7 +127,11 @@ _NOT_PUBLISHED = ("path", "cache", "jobs")
 def save_state(path: Path, state: State) -> str | None:
     """The state as sealed pickles (ibistatic.pickles): the small fields, then each large
     one in chunks; returns a warning when it cannot be saved (the next build is full)."""
-    small = {f.name: getattr(state, f.name) for f in fields(state) if f.name not in _LARGE_FIELDS}
+    small = {
+        f.name: getattr(state, f.name)
+        for f in fields(state)
+        if f.name not in _LARGE_FIELDS and f.name != "memo"
+    }
     try:
         save_sealed(
             path,

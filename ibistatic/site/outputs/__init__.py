@@ -65,7 +65,7 @@ class SiteContext:
     loaded: LoadedArchives
     state: State  # its tables already those of this build (site.facts.fold_facts)
     published: list  # every PublishedUrl, by repository key
-    touched: frozenset[str]  # the index shards whose contents changed
+    touched: frozenset[str]  # the index keys whose records or answers may have changed
     log: Callable[[str], None]
 
 

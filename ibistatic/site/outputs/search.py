@@ -33,15 +33,19 @@ class Search:
     apart = True  # costly at scale: a full build makes it in a forked process of its own
 
     def files(self, plan, context) -> Iterator[File]:
-        holdings = {key: [item for item, _ in rows] for key, rows in context.state.items.items()}
         made = _MADE.get(str(context.config.output))
         if made is None:
             made = _MADE[str(context.config.output)] = (SearchIndex(RECORD_LINK), {})
         index, list_pages = made
-        for relative, text in index.files(holdings).items():
+        for relative, text in index.files(context.state.items, _items).items():
             yield File(FOLDER + relative, text)
         yield File(FOLDER + "index.html", search_page(context.site, len(index.documents)))
         yield from _list_pages(context.site, index.documents, list_pages)
+
+
+def _items(held: tuple) -> tuple:
+    """The items of a repository as the state holds them: ((item, files), ...)."""
+    return tuple(item for item, _ in held)
 
 
 def search_page(site, count: int) -> str:

@@ -17,7 +17,9 @@ class SitePages:
 
     def files(self, plan, context) -> Iterator[File]:
         made = Collected()
-        sitewide.special_pages(context.site, context.loaded, context.published, made)
+        sitewide.special_pages(
+            context.site, context.loaded, context.published, context.state.key_count, made
+        )
         yield from made.files
 
 

@@ -1,0 +1,157 @@
+"""What the site outputs keep between the builds of one state (ibistatic.site.memo): a
+republish (watch) makes again only what the change reached, and gives what a full
+build gives, byte for byte."""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import replace
+from pathlib import Path
+
+import yaml
+from hypothesis import given
+from hypothesis import strategies as st
+
+from conftest import SAMPLE
+from ibistatic.config import load_config
+from ibistatic.site import sitewide
+from ibistatic.site.build import Publisher, build_site
+from ibistatic.site.memo import PerRepository
+from ibistatic.site.pages import Site
+from test_publish import _edit, make_project, snapshot
+
+
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["put", "drop", "same"]), st.sampled_from("abcdefghij")),
+        max_size=60,
+    ),
+    st.integers(0, 3),
+)
+def test_per_repository_joins_what_a_fresh_join_gives_after_any_changes(changes, batch):
+    """Keys come, go and get new entries (a batch of changes per call); each call
+    gives the rows of every entry in key order, and makes the rows of the entries that
+    are new objects since the last call, of no other."""
+    made = []
+
+    def rows_of(entry) -> list:
+        return [f"{entry[0]}{n}" for n in range(entry[1])]  # 0 to 2 rows
+
+    rows = PerRepository(lambda entry: made.append(entry) or rows_of(entry))
+    table: dict = {}
+    last: list = []
+    for number, (change, key) in enumerate(changes):
+        if change == "put":
+            table[key] = (key, number % 3)  # a new object, even when equal
+        elif change == "drop":
+            table.pop(key, None)
+        if number % (batch + 1) == 0:
+            made.clear()
+            assert rows.joined(table) == [r for k in sorted(table) for r in rows_of(table[k])]
+            new = [entry for entry in table.values() if not any(entry is e for e in last)]
+            assert sorted(map(id, made)) == sorted(map(id, new))
+            last = list(table.values())
+
+
+def test_per_repository_past_many_changes_joins_again():
+    rows = PerRepository(lambda entry: [entry[0]])
+    table = {f"k{n:05}": (f"r{n}",) for n in range(3000)}
+    assert rows.joined(table) == [f"r{n}" for n in range(3000)]
+    for n in range(0, 3000, 2):
+        del table[f"k{n:05}"]
+        table[f"j{n:05}"] = (f"s{n}",)
+    expected = [f"s{n}" for n in range(0, 3000, 2)] + [f"r{n}" for n in range(1, 3000, 2)]
+    assert rows.joined(table) == expected
+
+
+def _full_build_beside(config, tmp_path: Path, name: str) -> dict[str, bytes]:
+    other = replace(config, output=tmp_path / name, cache=tmp_path / f"{name}-cache")
+    build_site(other, full=True)
+    return snapshot(other.output)
+
+
+def test_one_publishers_updates_equal_full_builds(tmp_path, monkeypatch):
+    """Every republish of one Publisher (what watch does), sitemaps cut into parts,
+    against a full build of the same archives into another folder."""
+    monkeypatch.setattr(sitewide, "SITEMAP_LIMIT", 7)
+    config = load_config(make_project(tmp_path))
+    publisher = Publisher(config, keep_last_good=False)  # as the full builds beside it
+    publisher.persist = False  # as watch: the state stays in memory, and its memo
+    assert publisher.build().mode == "full"
+    m16c = tmp_path / "archives" / "mtc-m16c"
+    item = m16c / "sid.inpe.br/mtc-m18@80/2009/07.21.14.43/item.yaml"
+    new = m16c / "sid.inpe.br/mtc-m19/2020/01.02.03.04"
+
+    def deposit() -> None:
+        (new / "doc").mkdir(parents=True)
+        (new / "doc" / "new.txt").write_text("new\n", encoding="utf-8")
+        (new / "item.yaml").write_text(
+            'state: Original\ntimestamp: "2020-01-02T03:04:00Z"\nibip: 8JMKD3MGP8W/3FAAAAA\n',
+            encoding="utf-8",
+        )
+
+    plain = m16c / "sid.inpe.br/mtc-m19/2011/05.10.18.31/item.yaml"
+    changes = [
+        (lambda: _edit(item, **{"dublin-core": {"title": "A new title"}}), item),
+        (lambda: _edit(plain, ibip="8JMKD3MGP8W/3FBBBBB"), plain),  # its URLs change
+        (lambda: _edit(item, ibip="8JMKD3MGP8W/3FCCCCC"), item),
+        (deposit, new),
+        (lambda: shutil.rmtree(new), new),
+        (lambda: _edit(item, state="Orignal"), item),
+        (lambda: _edit(item, state="Original"), item),
+    ]
+    made = []
+    original = sitewide.UrlSet.row
+    monkeypatch.setattr(
+        sitewide.UrlSet, "row", lambda self, url: made.append(url) or original(self, url)
+    )
+    for number, (change, where) in enumerate(changes):
+        change()
+        made.clear()
+        report = publisher.build(changed_paths={str(where)})
+        assert report.mode.startswith("update"), report.mode
+        # the rows of the items the change reached, not of the other 30
+        assert len(made) < 20, (number, made)
+        full = _full_build_beside(config, tmp_path, f"full-{number}")
+        updated = snapshot(config.output)
+        assert sorted(updated) == sorted(full), number
+        assert [path for path in full if updated[path] != full[path]] == [], number
+        assert (config.output / "sitemaps" / "sitemap-pages-2.xml").is_file()
+
+
+def test_the_sitemap_rows_come_from_the_template_whatever_its_markup(tmp_path):
+    """A site's own sitemap.xml: a plain loop (other markup) is still written without
+    Jinja, row by row; one that does more (numbers its rows) is rendered by Jinja."""
+    urls = ["https://ibi.example.org/a&b", "https://ibi.example.org/c"]
+    plain = (
+        "<?xml version='1.0'?>\n<urlset>{% for url in urls %}\n"
+        " <url> <loc>{{ url }}</loc> </url>{% endfor %}\n</urlset>\n"
+    )
+    numbered = (
+        "<urlset>{% for url in urls %}<!-- {{ loop.index }} -->"
+        "<url><loc>{{ url }}</loc></url>{% endfor %}</urlset>"
+    )
+    for template, fast in ((plain, True), (numbered, False)):
+        own = tmp_path / ("plain" if fast else "numbered")
+        own.mkdir()
+        (own / "sitemap.xml").write_text(template, encoding="utf-8")
+        config = load_config(_config_with_templates(tmp_path, own))
+        site = Site(config)
+        urlset = sitewide.UrlSet(site)
+        assert (urlset.parts is not None) == fast
+        rows = [urlset.row(url) for url in urls]
+        for count in range(3):
+            assert urlset.text(rows[:count]) == site.render("sitemap.xml", urls=urls[:count])
+        assert "a&amp;b" in urlset.text(rows)
+
+
+def _config_with_templates(tmp_path: Path, templates: Path) -> Path:
+    path = tmp_path / f"{templates.name}.yaml"
+    config = {
+        "site-url": "https://ibi.example.org/",
+        "archives": [str(SAMPLE / "mtc-m16c")],
+        "output": str(tmp_path / f"{templates.name}-site"),
+        "templates": str(templates),
+    }
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    return path
