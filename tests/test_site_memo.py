@@ -78,6 +78,15 @@ def test_one_publishers_updates_equal_full_builds(tmp_path, monkeypatch):
     publisher = Publisher(config, keep_last_good=False)  # as the full builds beside it
     publisher.persist = False  # as watch: the state stays in memory, and its memo
     assert publisher.build().mode == "full"
+    # a spare generation made now, level with the live one: no update clones the site
+    assert publisher.state.spare and publisher.state.behind == frozenset()
+    assert publisher.state.memo.keys() >= {"index", "sitemaps"}  # filled here, not in forks
+    from ibistatic.store import generations
+
+    def no_clone(source, destination):
+        raise AssertionError("an update cloned the whole site")
+
+    monkeypatch.setattr(generations, "clone_tree", no_clone)
     m16c = tmp_path / "archives" / "mtc-m16c"
     item = m16c / "sid.inpe.br/mtc-m18@80/2009/07.21.14.43/item.yaml"
     new = m16c / "sid.inpe.br/mtc-m19/2020/01.02.03.04"
@@ -155,3 +164,26 @@ def _config_with_templates(tmp_path: Path, templates: Path) -> Path:
     }
     path.write_text(yaml.safe_dump(config), encoding="utf-8")
     return path
+
+
+def test_a_spare_that_cannot_be_made_leaves_nothing_behind(tmp_path, monkeypatch):
+    """A full disk while the spare is cloned: no partial tree stays, and the next
+    update clones as it always could."""
+    from ibistatic.store import generations
+    from ibistatic.store.layout import generations as folder_of
+
+    config = load_config(make_project(tmp_path))
+    build_site(config, full=True)
+    publisher = Publisher(config)
+    live = publisher._read_state().publication()
+
+    def full_disk(source, destination):
+        destination.mkdir()
+        (destination / "half").write_text("x")
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(generations, "clone_tree", full_disk)
+    assert generations.spare_ahead(config.output, live) == live
+    left = sorted(p.name for p in folder_of(config.output).iterdir())
+    assert live.generation in left and not any(name.startswith("work-") for name in left)
+    assert [name for name in left if name != live.generation and not name.startswith("old")] == []

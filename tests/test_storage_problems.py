@@ -8,10 +8,17 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ibistatic.core.census import Census
 from ibistatic.core.identifiers import parse_ibi, parse_ibip, parse_repository_name
 from ibistatic.core.model import ArchiveInfo, Item
 from ibistatic.core.relations import relation_problems
-from ibistatic.core.storage import _crawl_order, _where, holdings_of, storage_problems
+from ibistatic.core.storage import (
+    _crawl_order,
+    _where,
+    holdings_of,
+    patch_holdings,
+    storage_problems,
+)
 from ibistatic.errors import Problem
 
 INFOS = [
@@ -66,6 +73,33 @@ def test_storage_problems_are_those_of_the_plain_statement(drawn, left_out):
     for index in holdings.by_archive.values():  # what the lookup of first holders rests on
         assert all(index[key] is item for item in index.values() for key in item.keys())
     assert [_key(p) for p in storage_problems(holdings, left_out)] == _plain(holdings, left_out)
+
+
+def test_patched_holdings_give_the_problems_of_the_plain_statement():
+    """As watch patches the holdings (a newcomer deposited, a held item re-read away):
+    the conflicts and orphans kept by key give the problems a whole pass gives."""
+    patched_cases = []
+
+    @settings(max_examples=300, deadline=None)
+    @given(items(), st.integers(0, 8), st.booleans())
+    def check(drawn, pick, leaves):
+        if not drawn:
+            return
+        newcomer = drawn[pick % len(drawn)]
+        holdings = holdings_of(INFOS, [i for i in drawn if i is not newcomer])
+        held = {id(i): i for index in holdings.by_archive.values() for i in index.values()}
+        removed = [list(held.values())[pick % len(held)]] if held and leaves else []
+        holdings.counted()  # as the build before did: the census is patched, not made
+        patched = patch_holdings(holdings, removed, [newcomer])
+        if patched is not None:
+            patched_cases.append(drawn)
+            assert patched.census is not None
+            assert [_key(p) for p in storage_problems(patched, {})] == _plain(patched, {})
+            fresh = Census.of([info.name for info in INFOS], patched.by_archive)
+            assert patched.census == fresh
+
+    check()
+    assert len(patched_cases) > 50  # the patch refuses clashes: enough cases were not
 
 
 def _plain(holdings, left_out) -> list[tuple]:

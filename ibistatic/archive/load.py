@@ -43,14 +43,12 @@ class LoadedArchives:
     def infos(self) -> list[ArchiveInfo]:
         return self.holdings.archives
 
-    @cached_property
+    @property
     def state_counts(self) -> dict[str, Counter]:
         """Archive name -> how many of its items are Original, Copy, Deleted: what the
-        manifest and the landing page both say (one pass over the items per load)."""
-        counts: dict[str, Counter] = {info.name: Counter() for info in self.holdings.archives}
-        for item in self.holdings.all_items():
-            counts[item.archive][item.state] += 1
-        return counts
+        manifest and the landing page both say (core.census: patched in watch)."""
+        states = self.holdings.counted().states
+        return {info.name: states.get(info.name) or Counter() for info in self.holdings.archives}
 
     def view(self, name: str) -> MemoryArchiveView:
         return self._views[name]
@@ -61,8 +59,14 @@ class LoadedArchives:
     @cached_property
     def _views(self) -> dict[str, MemoryArchiveView]:
         # one view per Archive and load: a view memoizes its relation set
+        languages = self.holdings.counted().languages  # for the default relations
         return {
-            info.name: MemoryArchiveView(info, self.holdings.by_archive[info.name], self.site_url)
+            info.name: MemoryArchiveView(
+                info,
+                self.holdings.by_archive[info.name],
+                self.site_url,
+                languages=frozenset(languages.get(info.name, ())),
+            )
             for info in self.holdings.archives
         }
 

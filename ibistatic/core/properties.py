@@ -84,6 +84,9 @@ class MemoryArchiveView:
     info: ArchiveInfo
     items: Mapping[str, Item]  # every key of every item (both IBI forms)
     site_url: str = ""
+    #: the languages its items carry, when counted already (core.census): the default
+    #: relations are then made without a look at every item
+    languages: frozenset[str] | None = None
     _relations: tuple[Relation, ...] | None = None
 
     @classmethod
@@ -102,6 +105,8 @@ class MemoryArchiveView:
     def relations(self) -> tuple[Relation, ...]:
         if self.info.relations is not None:
             return self.info.relations
+        if self._relations is None and self.languages is not None:
+            self._relations = _compositions(tuple(sorted(self.languages)))
         if self._relations is None:
             self._relations = default_relations({id(i): i for i in self.items.values()}.values())
         return self._relations

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..errors import Problem
+from .census import Census, path_order
 from .identifiers import RepositoryName
 from .model import ArchiveInfo, Item
 from .relations import relation_problems
@@ -52,6 +53,13 @@ class Holdings:
     #: other claimants, so a change touching them needs the whole check again
     contested: set[str] = field(default_factory=set)
     clash_problems: list[Problem] = field(default_factory=list)
+    #: the items counted (core.census): made when first asked, patched by patch_holdings
+    census: Census | None = field(default=None, repr=False, compare=False)
+
+    def counted(self) -> Census:
+        if self.census is None:
+            self.census = Census.of([info.name for info in self.archives], self.by_archive)
+        return self.census
 
     def holders(self, key: str) -> list[tuple[ArchiveInfo, Item]]:
         found = []
@@ -276,7 +284,7 @@ def storage_problems(holdings: Holdings, left_out: dict[str, str]) -> list[Probl
     known = _FirstHolders(holdings)
     return (
         holdings.clash_problems
-        + _original_problems(ordered)
+        + _original_problems(holdings)
         + _reference_problems(ordered, known, left_out)
         + relation_problems(holdings.archives, ordered)
     )
@@ -384,6 +392,9 @@ def patch_holdings(
         own = previous.by_archive[item.archive]
         for key in item.keys():
             own[key] = item
+    census = previous.census
+    if census is not None and not census.patch(removed, added):
+        census = None  # counted again when asked
     holdings = Holdings(
         previous.archives,
         previous.by_archive,
@@ -391,6 +402,7 @@ def patch_holdings(
         set(previous.orphans),
         previous.contested,
         previous.clash_problems,
+        census,
     )
     mark_originals(holdings, {item.key for item in (*removed, *added)})
     return holdings
@@ -405,36 +417,22 @@ def _without_ibip(item: Item) -> Item:
 def _crawl_order(holdings: Holdings) -> list[Item]:
     """Every item in crawl order (Archive order, then repository path), whatever order
     the holdings were filled in: problems come out the same after a patch."""
-    found: list[Item] = []
-    for info in holdings.archives:
-        unique = {id(item): item for item in holdings.by_archive.get(info.name, {}).values()}
-        found += sorted(unique.values(), key=_path_order)
-    return found
+    return holdings.counted().crawl_order(info.name for info in holdings.archives)
 
 
-def _path_order(item: Item) -> str:
-    """What sorts as the repository's four folder names do (a NUL sorts before any
-    character of a name, as the end of a shorter name does), without splitting them."""
-    return item.repository.text.replace("/", "\0")
-
-
-def _original_problems(ordered: list[Item]) -> list[Problem]:
+def _original_problems(holdings: Holdings) -> list[Problem]:
+    """Two originals of one IBI (rule 1) and copies without an original (rule 2): the
+    keys mark_originals keeps in `conflicts` and `orphans`, in the crawl order of their
+    first items (an Archive holds an item under every key it answers to, so the
+    holders of a key in Archive order are every item of it, in crawl order)."""
+    found = []
+    for key in holdings.conflicts | holdings.orphans:
+        held = [(n, item) for n, item in _holders(holdings, key) if item.key == key]
+        if held:
+            number, first = held[0]
+            found.append(((number, path_order(first)), [item for _, item in held]))
     problems = []
-    states: dict[str, list[Item] | Item] = {}
-    for item in ordered:
-        key = item.key
-        held = states.get(key)
-        if held is None:
-            states[key] = item  # most keys are held once: no list for them
-        elif isinstance(held, list):
-            held.append(item)
-        else:
-            states[key] = [held, item]
-    for held in states.values():
-        if not isinstance(held, list):
-            if held.state == "Copy":
-                problems.append(_orphan_copy(held))
-            continue
+    for _, held in sorted(found, key=lambda pair: pair[0]):
         originals = [i for i in held if i.state == "Original"]
         if len(originals) > 1:
             for item in originals:
@@ -452,6 +450,16 @@ def _original_problems(ordered: list[Item]) -> list[Problem]:
         elif not originals:
             problems += [_orphan_copy(item) for item in held if item.state == "Copy"]
     return problems
+
+
+def _holders(holdings: Holdings, key: str) -> list[tuple[int, Item]]:
+    """(Archive number, item) of every Archive holding `key`, in Archive order."""
+    found = []
+    for number, info in enumerate(holdings.archives):
+        item = holdings.by_archive.get(info.name, {}).get(key)
+        if item is not None:
+            found.append((number, item))
+    return found
 
 
 def _orphan_copy(item: Item) -> Problem:

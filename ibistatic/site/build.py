@@ -27,6 +27,7 @@ from ..config import SiteConfig
 from ..errors import Problem
 from ..progress import Progress
 from ..store.files import Files, digest
+from ..store.generations import spare_ahead
 from ..store.layout import check_output, live_generation
 from ..store.store import Store
 from ..targets import page_targets
@@ -89,10 +90,13 @@ def publish(
     progress: Progress,
     log: Callable[[str], None],
     file_sums: FileSums | None = None,
+    keep_memo: bool = False,
 ) -> tuple[BuildReport, State]:
     """Publish `loaded` as an update of the site `last` describes (None: a full build);
     returns the report and the state of what is now published.  `file_sums`: the
-    checksums the file lists take, kept between builds (none: every file is read)."""
+    checksums the file lists take, kept between builds (none: every file is read).
+    `keep_memo` (watch): the site outputs run in this process, so that what they keep
+    in the state's memo serves the next republish."""
     plan = plan_build(loaded, last)
     if last is not None and last.outputs == _output_names() and nothing_to_do(plan, loaded, last):
         return _report(config, loaded, last, plan, 0, 0, list(last.notices)), last
@@ -111,7 +115,7 @@ def publish(
         del facts  # in the state now
         progress.phase("index and site-wide files")
         context = _site_context(config, site, loaded, state, touched, log)
-        made = render_site(plan, context, store)
+        made = render_site(plan, context, store, keep=keep_memo)
         publication, removed = store.commit()
     store.finish(publication)
     state.generation, state.spare, state.behind = (
@@ -251,11 +255,20 @@ class Publisher:
                 self.state = None  # is let go before building, once the crawl has used it
             before = last.generation if last is not None else None
             report, self.state = publish(
-                self.config, loaded, last, self.progress, self.log, self.file_sums
+                self.config,
+                loaded,
+                last,
+                self.progress,
+                self.log,
+                self.file_sums,
+                keep_memo=not self.persist,  # watch: the next republish is near
             )
             # the same generation still live: nothing published, the saved state holds
             if self.persist and self.state.generation != before:
                 self._warn(save_state(self._state_path, self.state))
+            if not self.persist:  # watch: the next republish writes into a spare made now
+                ahead = spare_ahead(self.config.output, self.state.publication())
+                self.state.spare, self.state.behind = ahead.spare, ahead.behind
         except BaseException:
             # the state no longer matches this crawl: the next build must read everything
             # (a targeted re-read would only see the paths changed after this failure), and

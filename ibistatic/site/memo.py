@@ -38,18 +38,26 @@ class PerRepository:
         self._rows: list = []
 
     def joined(self, table: Mapping[str, Any]) -> list:
-        came = table.keys() - self._known
-        went = self._known - table.keys()
+        """The rows of every entry of `table` in key order (the memo's own list: read it,
+        never change it)."""
+        now = list(map(table.get, self._keys))  # None: a key gone (no entry is None)
+        went = (
+            list(itertools.compress(self._keys, map(operator.is_, now, itertools.repeat(None))))
+            if None in now
+            else []
+        )
+        coming = len(table) - (len(self._keys) - len(went))
+        came = table.keys() - self._known if coming else ()
         if len(came) + len(went) > _AGAIN or not self._keys:
             self._again(table)
             return self._rows
-        for key in sorted(went):
-            self._remove(bisect.bisect_left(self._keys, key))
-        for key in sorted(came):
-            self._insert(bisect.bisect_left(self._keys, key), key, table[key])
         if came or went:
+            for key in went:
+                self._remove(bisect.bisect_left(self._keys, key))
+            for key in sorted(came):
+                self._insert(bisect.bisect_left(self._keys, key), key, table[key])
             self._known = set(self._keys)
-        now = list(map(table.__getitem__, self._keys))
+            now = list(map(table.__getitem__, self._keys))
         for at in itertools.compress(itertools.count(), map(operator.is_not, now, self._entries)):
             self._replace(at, now[at])
         return self._rows

@@ -43,13 +43,17 @@ class SiteMade:
         self.trees += other.trees
 
 
-def render_site(plan: Plan, context: SiteContext, store: Store) -> SiteMade:
+def render_site(plan: Plan, context: SiteContext, store: Store, keep: bool = False) -> SiteMade:
     """The site outputs' files: the costly ones (`apart`) each in a forked process of a
-    full build, beside the others here; merged in the outputs' order either way."""
+    full build, beside the others here; merged in the outputs' order either way.  With
+    `keep` (watch), all of them here: what they keep in the state's memo (site.memo)
+    stays for the next republish, which then costs what it changes."""
     apart = [output for output in outputs.SITE_OUTPUTS if getattr(output, "apart", False)]
     here = [output for output in outputs.SITE_OUTPUTS if output not in apart]
-    made_apart = store.render_apart(
-        apart, partial(_made_by, plan, context), len(context.state.items)
+    made_apart = (
+        None
+        if keep
+        else store.render_apart(apart, partial(_made_by, plan, context), len(context.state.items))
     )
     if made_apart is None:  # an update, a small site, or no fork: all of them here
         here, made = list(outputs.SITE_OUTPUTS), {}
