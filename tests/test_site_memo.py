@@ -187,3 +187,20 @@ def test_a_spare_that_cannot_be_made_leaves_nothing_behind(tmp_path, monkeypatch
     left = sorted(p.name for p in folder_of(config.output).iterdir())
     assert live.generation in left and not any(name.startswith("work-") for name in left)
     assert [name for name in left if name != live.generation and not name.startswith("old")] == []
+
+
+def test_watch_on_a_published_site_fills_its_memo_and_writes_nothing(tmp_path):
+    """watch started on a site a build published: its first build reads the saved state
+    (no memo) and runs the site outputs once, so the first deposit costs its own."""
+    config = load_config(make_project(tmp_path))
+    build_site(config, full=True)
+    before = snapshot(config.output)
+    live = (config.output).resolve()
+    publisher = Publisher(config)
+    publisher.persist = False
+    report = publisher.build()
+    assert report.mode.startswith("update") and (report.written, report.removed) == (0, 0)
+    assert publisher.state.memo.keys() >= {"index", "sitemaps"}
+    assert config.output.resolve() == live and snapshot(config.output) == before
+    again = publisher.build()  # now warm: a rebuild with nothing to do does nothing
+    assert again.written == 0 and publisher.state.memo

@@ -96,9 +96,10 @@ def publish(
     returns the report and the state of what is now published.  `file_sums`: the
     checksums the file lists take, kept between builds (none: every file is read).
     `keep_memo` (watch): the site outputs run in this process, so that what they keep
-    in the state's memo serves the next republish."""
+    in the state's memo serves the next republish; a state read from disk, whose memo
+    is empty, has them run once even when nothing changed (nothing is written then)."""
     plan = plan_build(loaded, last)
-    if last is not None and last.outputs == _output_names() and nothing_to_do(plan, loaded, last):
+    if _already_published(plan, loaded, last, keep_memo):
         return _report(config, loaded, last, plan, 0, 0, list(last.notices)), last
     state = (
         last
@@ -131,6 +132,15 @@ def publish(
     state.pages, state.notices = item_pages + made.pages, tuple(made.notices)
     state.outputs = _output_names()
     return _report(config, loaded, state, plan, store.written, removed, made.notices), state
+
+
+def _already_published(plan: Plan, loaded, last: State | None, keep_memo: bool) -> bool:
+    """Whether `last` publishes `loaded` as is (plan.nothing_to_do), by the same outputs;
+    never for watch while the state's memo is empty (read from disk): its site outputs
+    run once to fill it, writing nothing."""
+    if last is None or last.outputs != _output_names() or (keep_memo and not last.memo):
+        return False
+    return nothing_to_do(plan, loaded, last)
 
 
 def _output_names() -> tuple[str, ...]:
