@@ -16,7 +16,9 @@ the watcher would:
 Each republish prints its wall time, what the build says it did, and the seconds spent
 making each site-wide output (index, sitemaps, search...: the time inside each output's
 ``files()``, not the store's hashing and writing).  The item's files are put back when
-the run ends.  ``--host`` names the host profiles (none: the portable output).
+the run ends.  ``--host`` names the host profiles (none: the portable output).  The
+process's resident memory is printed after the initial build and at the end (what watch
+holds between republishes: the state and what the outputs keep), with its peak.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from __future__ import annotations
 import argparse
 import atexit
 import os
+import resource
 import sys
 import time
 from dataclasses import replace
@@ -88,7 +91,11 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     report = publisher.build(full=True)
     print(f"{args.items} items, hosts {list(args.host) or 'none (portable)'}", flush=True)
-    print(f"  initial build: {report.mode}, {time.perf_counter() - started:.1f} s", flush=True)
+    print(
+        f"  initial build: {report.mode}, {time.perf_counter() - started:.1f} s; "
+        f"{_resident():,.0f} MiB resident after it",
+        flush=True,
+    )
     item = _an_item(config.archives[0])
     descriptor = item / "item.yaml"
     original = descriptor.read_bytes()
@@ -105,7 +112,15 @@ def main(argv: list[str] | None = None) -> int:
                 f"({report.mode}, {report.written} written; {spent})",
                 flush=True,
             )
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"  memory of this process: {_resident():,.0f} MiB now, {peak:,.0f} MiB at its peak")
     return 0
+
+
+def _resident() -> float:
+    """This process's resident memory now, in MiB (Linux: /proc/self/statm)."""
+    pages = int(Path("/proc/self/statm").read_text().split()[1])
+    return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
 def _change(kind: str, number: int, item: Path, descriptor: Path, original: bytes) -> Path:
