@@ -1,19 +1,22 @@
-"""Time from a deposit's last write to its page being published by `ibistatic watch`.
+"""Time from a deposit's last write to its page being served by `ibistatic watch`.
 
     python benchmarks/watch_bench.py [--items 1000 100000] [--deposits 5] [--workdir DIR]
 
 For each archive size: a synthetic project (benchmarks/make_archive.py), a full build,
 then a Watcher (real file events) in this process; each deposit's repository appears in
 one rename (ibistatic deposit), and the clock runs from that rename (the ctime it gave
-the repository folder) to the rename that put the deposited item's page in place in the
-published site (the ctime it gave the page): both are the kernel's file-system
-timestamps, a few ms coarse.  The moment a thread of this process *notices* the page is
-printed too: it comes later when the watcher's thread, busy with the site-wide files
-after the page, holds the GIL through long C calls (copying or sorting 700,000-entry
-dicts at 100k items); a web server in another process sees the page at its ctime.
-``deposit()`` returns later than the rename (it fsyncs the parent folder first), so the
-time from its return is printed too.  Prints the median and the worst latency per size,
-and the ratio of the largest size to the smallest.
+the repository folder) to the moment the page is *served*: the later of the rename that
+put the page into the generation being made (its ctime) and the rename that turned the
+output link to that generation (the link's ctime).  Both are the kernel's file-system
+timestamps, a few ms coarse.  A republish writes the changed pages first but publishes
+its generation once, after the site-wide files: the page is served at the end of the
+republish, not when it is written.  (Until 2026-11-23 the clock stopped at the page's
+own ctime, which the generations store made the time it was written, not served: the
+figures of 0.098 s at 100k were that.)  Also printed: when the page was written; when a
+thread of this process noticed it through the output path; the time from ``deposit()``
+returning (it fsyncs the parent folder after the rename); and the end of the republish.
+Prints the median and the worst latency per size, and the ratio of the largest size to
+the smallest.
 """
 
 from __future__ import annotations
@@ -69,6 +72,7 @@ def measure(items: int, deposits: int, workdir: Path) -> list[float]:
     after_return: list[float] = []
     noticed: list[float] = []  # when this process's polling thread saw the page
     whole: list[float] = []  # to the end of the republish: site-wide files included
+    written: list[float] = []  # to the page's rename into the generation being made
     try:
         for number in range(deposits):
             done = deposit(
@@ -85,7 +89,11 @@ def measure(items: int, deposits: int, workdir: Path) -> list[float]:
                     raise SystemExit(f"no page for {done.repository} after 300 s")
             noticed.append(time.time() - renamed)
             after_return.append(time.time() - returned)
-            latencies.append(os.stat(page).st_ctime_ns / 1e9 - renamed)
+            written.append(os.stat(page).st_ctime_ns / 1e9 - renamed)
+            # served: the page is in the generation the output link points at, and the
+            # link was turned (renamed over) when that generation was published
+            turned = os.lstat(config.output).st_ctime_ns / 1e9
+            latencies.append(max(turned, os.stat(page).st_ctime_ns / 1e9) - renamed)
             while not watcher.up_to_date():  # let the republish finish before the next deposit
                 time.sleep(0.01)
             whole.append(time.time() - renamed)
@@ -100,6 +108,11 @@ def measure(items: int, deposits: int, workdir: Path) -> list[float]:
     print(
         f"  {items:>7} items: (to the end of the republish, site-wide files included: median "
         f"{statistics.median(whole):.2f} s)",
+        flush=True,
+    )
+    print(
+        f"  {items:>7} items: (page written into the generation being made, not yet served: "
+        f"median {statistics.median(written):.3f} s)",
         flush=True,
     )
     return latencies
@@ -136,8 +149,8 @@ def main(argv: list[str] | None = None) -> int:
         latencies = measure(items, args.deposits, workdir)
         medians[items] = statistics.median(latencies)
         print(
-            f"  {items:>7} items: deposit -> page published: median {medians[items]:.3f} s, "
-            f"worst {max(latencies):.3f} s over {len(latencies)} deposits (goal: under 1 s)",
+            f"  {items:>7} items: deposit -> page served: median {medians[items]:.3f} s, "
+            f"worst {max(latencies):.3f} s over {len(latencies)} deposits (goal: under 0.1 s)",
             flush=True,
         )
     if len(medians) > 1:
