@@ -38,6 +38,8 @@ from ..core.relations import Relation, parse_modifier
 __all__ = [
     "HostRule",
     "host_rules",
+    "rule_candidates",
+    "first_by_path",
     "browser_path",
     "redirects_text",
     "write_host_files",
@@ -85,15 +87,30 @@ def host_rules(published: Iterable) -> list[HostRule]:
     """The rules every host file lists, sorted by path, from the published URLs
     (:class:`~ibistatic.targets.PublishedUrl`): for each its written spelling and,
     when it differs, the canonical case of its IBI (first rule wins)."""
-    rules: dict[str, HostRule] = {}
+    return first_by_path(rule_candidates(published))
+
+
+def rule_candidates(published: Iterable) -> list[HostRule]:
+    """The rules the published URLs ask for, in their order: for each its written
+    spelling and, when it differs, the canonical case of its IBI (watch keeps each
+    repository's, site.memo: one http_answer per URL is most of host_rules' time)."""
+    candidates = []
     for url in published:
         rule = _rule(url)
         if rule is None:
             continue
-        rules.setdefault(rule.path, rule)
+        candidates.append(rule)
         canonical = url.canonical + url.modifier
         if canonical != url.path:
-            rules.setdefault(canonical, HostRule(canonical, rule.status, rule.url))
+            candidates.append(HostRule(canonical, rule.status, rule.url))
+    return candidates
+
+
+def first_by_path(candidates: Iterable[HostRule]) -> list[HostRule]:
+    """The first rule of each path, sorted by path."""
+    rules: dict[str, HostRule] = {}
+    for rule in candidates:
+        rules.setdefault(rule.path, rule)
     return [rules[path] for path in sorted(rules)]
 
 

@@ -7,8 +7,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ...store.files import File, Notice
-from ..hostfiles import host_files, host_rules
+from ..hostfiles import first_by_path, host_files, rule_candidates
 from ..hosts import needs_rules, rule_warnings
+from ..memo import PerRepository
 
 
 class HostFiles:
@@ -20,11 +21,20 @@ class HostFiles:
     def files(self, plan, context) -> Iterator[File | Notice]:
         # 2.1-2.7 s of each watch republish at 100,000 items: made only when written
         hosts = context.config.hosts
-        rules = host_rules(context.published) if needs_rules(hosts) else []
+        rules = _rules(context.state) if needs_rules(hosts) else []
         for relative, lines in host_files(context.config, rules):
             yield File(relative, lines=lines)  # about 50 MB each at 100,000 items: streamed
         for warning in rule_warnings(hosts, rules):
             yield Notice(warning)
+
+
+def _rules(state) -> list:
+    """hostfiles.host_rules of every published URL, each repository's candidates kept
+    in the state's memo (site.memo): a republish asks http_answer of its own URLs."""
+    candidates = state.memo.get(HostFiles.name)
+    if candidates is None:
+        candidates = state.memo[HostFiles.name] = PerRepository(rule_candidates)
+    return first_by_path(candidates.joined(state.published))
 
 
 OUTPUT = HostFiles()
