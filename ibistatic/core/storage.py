@@ -425,12 +425,13 @@ def _original_problems(holdings: Holdings) -> list[Problem]:
     keys mark_originals keeps in `conflicts` and `orphans`, in the crawl order of their
     first items (an Archive holds an item under every key it answers to, so the
     holders of a key in Archive order are every item of it, in crawl order)."""
+    number = {info.name: n for n, info in enumerate(holdings.archives)}
     found = []
     for key in holdings.conflicts | holdings.orphans:
-        held = [(n, item) for n, item in _holders(holdings, key) if item.key == key]
+        held = [(number[i.name], item) for i, item in holdings.holders(key) if item.key == key]
         if held:
-            number, first = held[0]
-            found.append(((number, path_order(first)), [item for _, item in held]))
+            first_archive, first = held[0]
+            found.append(((first_archive, path_order(first)), [item for _, item in held]))
     problems = []
     for _, held in sorted(found, key=lambda pair: pair[0]):
         originals = [i for i in held if i.state == "Original"]
@@ -450,16 +451,6 @@ def _original_problems(holdings: Holdings) -> list[Problem]:
         elif not originals:
             problems += [_orphan_copy(item) for item in held if item.state == "Copy"]
     return problems
-
-
-def _holders(holdings: Holdings, key: str) -> list[tuple[int, Item]]:
-    """(Archive number, item) of every Archive holding `key`, in Archive order."""
-    found = []
-    for number, info in enumerate(holdings.archives):
-        item = holdings.by_archive.get(info.name, {}).get(key)
-        if item is not None:
-            found.append((number, item))
-    return found
 
 
 def _orphan_copy(item: Item) -> Problem:
