@@ -135,14 +135,12 @@ def spare_ahead(output: Path, live: Publication) -> Publication:
     failure (a full disk) leaves no partial tree and `live` as it was."""
     if live.spare and live.behind is not None:
         return live  # there is one already
-    folder = generations(output)
-    work = folder / f"work-{os.getpid()}"
+    spare = SpareGeneration(output, live)  # what an update would clone, cloned now
+    name = f"g{time.time_ns():x}"
     try:
-        clone_tree(folder / live.generation, work)
-        name = f"g{time.time_ns():x}"
-        os.rename(work, folder / name)
+        os.rename(spare.tree(), spare.folder / name)
     except OSError:
-        clean_folder(folder, {live.generation, live.spare} - {""})  # the partial clone
+        clean_folder(spare.folder, {live.generation, live.spare} - {""})  # a partial clone
         return live
     return Publication(live.generation, name, frozenset())
 

@@ -21,11 +21,6 @@ RECORD_LINK = record_path("{}")  # the record pages (outputs/record_pages.py)
 LIST_SIZE = 1000
 
 
-#: per output published by this process, its search index and list pages (number ->
-#: (documents, pages, text)): a rebuild (watch) redoes only what changed
-_MADE: dict[str, tuple[SearchIndex, dict]] = {}
-
-
 class Search:
     name = "search"
     pages = False
@@ -33,9 +28,11 @@ class Search:
     apart = True  # costly at scale: a full build makes it in a forked process of its own
 
     def files(self, plan, context) -> Iterator[File]:
-        made = _MADE.get(str(context.config.output))
+        # the search index and the list pages (number -> (documents, pages, text)) kept
+        # in the state's memo (site.memo): a republish (watch) redoes what changed
+        made = context.state.memo.get(self.name)
         if made is None:
-            made = _MADE[str(context.config.output)] = (SearchIndex(RECORD_LINK), {})
+            made = context.state.memo[self.name] = (SearchIndex(RECORD_LINK), {})
         index, list_pages = made
         for relative, text in index.files(context.state.items, _items).items():
             yield File(FOLDER + relative, text)
