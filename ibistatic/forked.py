@@ -212,6 +212,15 @@ def count(counter, units: int) -> None:
         counter.value += units
 
 
+def take(counter) -> int:
+    """The next number of the shared counter, each number to one worker only: workers
+    that take their next piece of work so keep busy until the last piece is out."""
+    with counter.get_lock():
+        number = counter.value
+        counter.value = number + 1
+    return number
+
+
 def _result_path(folder: str, share: int) -> str:
     return os.path.join(folder, f"share-{share}.pickle")
 

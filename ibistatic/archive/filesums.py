@@ -59,23 +59,24 @@ class FileSums:
         """The size and SHA-256 (hex) of the regular file `path`, never through a symbolic
         link; (None, None) for anything else or a file that cannot be read."""
         try:
-            descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+            descriptor = os.open(path, _READ_NO_LINK)
         except OSError:
             return None, None
-        with os.fdopen(descriptor, "rb") as file:
-            status = os.fstat(file.fileno())
+        try:  # the descriptor alone: a file object costs more than a known sum's lookup
+            status = os.fstat(descriptor)
             if not stat.S_ISREG(status.st_mode):
                 return None, None
             identity = _identity(status)
             digest = self.known.get(identity)
             if digest is None:
-                try:
-                    digest = hashlib.file_digest(file, "sha256").digest()
-                except OSError:
+                digest = _digest(descriptor)
+                if digest is None:
                     return None, None
             if _settled(status):
                 self.seen[identity] = digest
-        return status.st_size, digest.hex()
+            return status.st_size, digest.hex()
+        finally:
+            os.close(descriptor)
 
     def take_seen(self) -> dict[bytes, bytes]:
         """The sums seen since the last call (a forked worker returns them)."""
@@ -122,6 +123,18 @@ class FileSums:
             self.warnings.append(f"file sums {self.path} not used: {why}; the files are read again")
             return {}
         return {} if loaded is None else loaded[1][0]
+
+
+_READ_NO_LINK = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
+
+
+def _digest(descriptor: int) -> bytes | None:
+    """The SHA-256 of the open file `descriptor` (left open); None when it cannot be read."""
+    try:
+        with os.fdopen(descriptor, "rb", closefd=False) as file:
+            return hashlib.file_digest(file, "sha256").digest()
+    except OSError:
+        return None
 
 
 def _identity(status: os.stat_result) -> bytes:

@@ -234,6 +234,14 @@ def follow(view: ArchiveView, item: Item, relation: Relation) -> Related | None:
 #: file:) would run or read something in the reader's browser (archive-format.md, URLs)
 TARGET_SCHEMES = ("http", "https")
 _UNSAFE_CHARACTERS = re.compile(r"[\x00-\x20\x7f-\x9f\\]")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+#: an http(s) URL whose host urlsplit takes as it is (ASCII, no '[' of an IPv6 address,
+#: no user): group 1 is the path urlsplit gives (a template's usual URL)
+_PLAIN_HTTP = re.compile(
+    r"[hH][tT][tT][pP][sS]?://[A-Za-z0-9.\-_~%!$&'()*+,;=:]+(/[^?#]*)?(?:[?#].*)?\Z", re.S
+)
+#: a '.' or '..' segment of a path (they would climb out of where the URL points)
+_DOT_SEGMENT = re.compile(r"(?:\A|/)\.\.?(?:/|\Z)")
 
 
 @lru_cache(maxsize=1 << 16)  # a pure function, asked again for each modifier of an item
@@ -243,8 +251,11 @@ def unsafe_url(url: str) -> str | None:
     out of where it points) and no space, control character or backslash (browsers
     drop or reinterpret those: 'java\\tscript:', '/\\\\evil.example')."""
     file_part = url.partition("?")[0]
-    if _UNSAFE_CHARACTERS.search(file_part) or re.search(r"[\x00-\x1f\x7f-\x9f]", url):
+    if _UNSAFE_CHARACTERS.search(file_part) or _CONTROL.search(url):
         return "a space, control character or backslash"
+    plain = _PLAIN_HTTP.match(url)
+    if plain is not None:  # what urlsplit finds in it, 4 times faster
+        return _dot_segment(plain.group(1) or "")
     parts = urlsplit(url)
     if parts.scheme:
         if parts.scheme.lower() not in TARGET_SCHEMES:
@@ -253,9 +264,11 @@ def unsafe_url(url: str) -> str | None:
             return "no host after the scheme"
     elif url.startswith("//"):
         return "a protocol-relative URL ('//host': it leaves the site for any host)"
-    if {".", ".."} & set(unquote(parts.path).split("/")):
-        return "a '.' or '..' segment"
-    return None
+    return _dot_segment(parts.path)
+
+
+def _dot_segment(path: str) -> str | None:
+    return "a '.' or '..' segment" if _DOT_SEGMENT.search(unquote(path)) else None
 
 
 def _format_url(

@@ -32,10 +32,12 @@ __all__ = [
 KEYS_PER_SHARD = 256
 
 
+#: one encoder for every record (json.dumps with options makes one per call)
+_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
 def dumps(value) -> bytes:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode(
-        "utf-8"
-    )
+    return _ENCODER.encode(value).encode("utf-8")
 
 
 def shard_digits(keys: int) -> int:

@@ -36,7 +36,7 @@ from ..core.facts import ALERT_TEXTS, DC_ELEMENTS, URL_PATH_SAFE
 from ..core.relations import describe_relation, parse_modifier
 from ..errors import IbistaticError
 from ..index.sharding import canonical_key
-from . import i18n, record, signposting
+from . import fastjinja, i18n, record, signposting
 from .script import PAGE_POLICY, target_script
 from .skeleton import Skeleton
 
@@ -71,10 +71,15 @@ _SCRIPT_ESCAPES = {
 XML_CHAR_INVALID = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
+#: one encoder for every page (json.dumps with options makes one per call)
+_SCRIPT_ENCODER = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+_SCRIPT_SPECIAL = re.compile("[<>&\u2028\u2029]")
+
+
 def script_json(value) -> Markup:
     """`value` as JSON that is safe verbatim inside ``<script type="application/json">``."""
-    text = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-    return Markup(text.translate(_SCRIPT_ESCAPES))
+    text = _SCRIPT_ENCODER.encode(value)
+    return Markup(text.translate(_SCRIPT_ESCAPES) if _SCRIPT_SPECIAL.search(text) else text)
 
 
 def base_path(site_url: str) -> str:
@@ -109,13 +114,21 @@ def oai_dc_elements(
 def _environment(sources: tuple[Path, ...]) -> jinja2.Environment:
     """One environment per process and template folders (the first found wins: a site's
     own `templates` folder, then the bundled ones): templates are compiled once."""
-    return jinja2.Environment(
+    environment = jinja2.Environment(
         loader=jinja2.FileSystemLoader([str(source) for source in sources]),
         autoescape=jinja2.select_autoescape(["html", "xml"], default_for_string=True),
         keep_trailing_newline=True,
         undefined=jinja2.StrictUndefined,
         auto_reload=False,
     )
+    environment.template_class = fastjinja.Template
+    return environment
+
+
+@lru_cache(maxsize=None)
+def _texts(lang: str) -> fastjinja.Texts:
+    """The words of `lang` as templates read them (``t.word``)."""
+    return fastjinja.Texts(**i18n.TEXTS[lang])
 
 
 def check_relative(relative: str) -> None:
@@ -217,7 +230,7 @@ class Site:
             "csp": self.policy,
             "identity": self.identity,
             "lang": lang,
-            "t": i18n.TEXTS[lang],
+            "t": _texts(lang),
             "signposting": (),
             "catalog": self.catalog,
         }

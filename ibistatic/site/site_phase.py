@@ -48,7 +48,10 @@ def render_site(plan: Plan, context: SiteContext, store: Store, keep: bool = Fal
     full build, beside the others here; merged in the outputs' order either way.  With
     `keep` (watch), all of them here: what they keep in the state's memo (site.memo)
     stays for the next republish, which then costs what it changes."""
-    apart = [output for output in outputs.SITE_OUTPUTS if getattr(output, "apart", False)]
+    apart = sorted(  # the costliest first: the workers take the next one left
+        (output for output in outputs.SITE_OUTPUTS if getattr(output, "apart", 0)),
+        key=lambda output: -output.apart,
+    )
     here = [output for output in outputs.SITE_OUTPUTS if output not in apart]
     made_apart = (
         None

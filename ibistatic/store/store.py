@@ -112,28 +112,31 @@ class Store:
         """`work(part, files)` for each of `parts`, spread over forked processes, writing
         straight to disk (the files put so far keep their paths: the first file of a
         path still wins); None when they must run here (an update, a site of fewer than
-        PARALLEL_ITEMS `items`, or no fork).  Yields the results in the order of `parts`."""
+        PARALLEL_ITEMS `items`, or no fork).  Each worker takes the next part not taken
+        when it is done with one (give the costliest first).  Yields the results in the
+        order of `parts`."""
         direct = self.generation.direct
         if direct is None or items < PARALLEL_ITEMS or len(parts) < 2 or not forked.available():
             return None
         return self._apart(parts, work, direct)
 
     def _apart(self, parts: list, work, direct) -> Iterator[Result]:
-        def share_of(share: int, done) -> tuple:
+        def share_of(share: int, taken) -> tuple:
             files = Files({}, direct, taken=self.files.digests)
-            results = [work(part, files) for part in parts[share :: forked.workers()]]
+            results = {}
+            while (number := forked.take(taken)) < len(parts):
+                results[number] = work(parts[number], files)
             return results, files.digests, files.written
 
         shares = list(forked.run_shares(share_of, None, "writing the site-wide files"))
-        for _, digests, written in shares:
+        by_part: dict = {}
+        for results, digests, written in shares:
             twice = digests.keys() & self.files.digests.keys()
             if twice:  # two outputs of one path: a bug of ibistatic, never of the input
                 raise RuntimeError(f"two site outputs made {sorted(twice)[:3]}")
             self.files.absorb(digests, written)
-        by_part: list = [None] * len(parts)
-        for share, (results, _, _) in enumerate(shares):
-            by_part[share :: forked.workers()] = results
-        yield from by_part
+            by_part.update(results)
+        yield from (by_part[number] for number in range(len(parts)))
 
     def flush(self) -> None:
         """The files kept in memory (an update's) into the tree: out of memory."""

@@ -78,8 +78,9 @@ class Output(Protocol):
     #: removes them); the persistent-URL pages are known from the published URLs instead
     remembered: bool
 
-    #: optional, `apart = True`: in a full build it runs in a forked process beside the
-    #: other such outputs (it must yield no Tree: a Tree's maker is not sent back)
+    #: optional, `apart = N` (its cost, 1 the least): in a full build it runs in a forked
+    #: process beside the other such outputs, the costliest taken first (it must yield
+    #: no Tree: a Tree's maker is not sent back)
 
     def files(self, plan: Plan, context) -> Iterable[File | Tree | Notice]:
         """The files, trees and notices of this output, one at a time."""

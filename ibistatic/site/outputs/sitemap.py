@@ -20,7 +20,8 @@ class Sitemap:
     name = "sitemaps"
     pages = True
     remembered = False
-    apart = True  # costly at scale: a full build makes it in a forked process of its own
+    #: forked in a full build, the costliest first: every page's URL (about 2.5 s at 100k)
+    apart = 1
 
     def files(self, plan, context) -> Iterator[File]:
         site, state = context.site, context.state

@@ -1,0 +1,199 @@
+"""The fast paths taken for speed give what the plain code gives, on any input.
+
+Each was measured as a hot spot of a 100k-item build (benchmarks/README.md); each is
+checked here against the code it stands in for, kept in this file as the oracle.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import quote, unquote, urlsplit
+
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+from markupsafe import Markup, escape
+
+from ibistatic.core.facts import URL_PATH_SAFE
+from ibistatic.core.model import quote_path
+from ibistatic.core.properties import TARGET_SCHEMES, unsafe_url
+from ibistatic.site.fastjinja import Texts, escaped
+from ibistatic.site.pages import Site
+from site_helpers import SAMPLE
+
+# -- the oracles: the code before the fast paths ------------------------------------------
+
+
+def unsafe_url_oracle(url: str) -> str | None:
+    file_part = url.partition("?")[0]
+    if re.search(r"[\x00-\x20\x7f-\x9f\\]", file_part) or re.search(r"[\x00-\x1f\x7f-\x9f]", url):
+        return "a space, control character or backslash"
+    parts = urlsplit(url)
+    if parts.scheme:
+        if parts.scheme.lower() not in TARGET_SCHEMES:
+            return f"the scheme {parts.scheme}: (only http: and https: are published)"
+        if not parts.netloc:
+            return "no host after the scheme"
+    elif url.startswith("//"):
+        return "a protocol-relative URL ('//host': it leaves the site for any host)"
+    if {".", ".."} & set(unquote(parts.path).split("/")):
+        return "a '.' or '..' segment"
+    return None
+
+
+def outcome(function, value):
+    try:
+        return ("returned", function(value))
+    except ValueError as error:  # urlsplit's, on a malformed IPv6 host
+        return ("raised", type(error))
+
+
+# -- URLs as templates and careless descriptors write them ---------------------------------
+
+PIECES = st.sampled_from(
+    [
+        "http",
+        "https",
+        "HTTP",
+        "hTtPs",
+        "ftp",
+        "javascript",
+        ":",
+        "//",
+        "/",
+        "?",
+        "#",
+        "@",
+        "[",
+        "]",
+        "[::1]",
+        ".",
+        "..",
+        "%2e",
+        "%2E",
+        "%2F",
+        "%",
+        "a",
+        "Z",
+        "0",
+        "-",
+        "_",
+        "~",
+        " ",
+        "\t",
+        "\n",
+        "\x00",
+        "\x7f",
+        "\x85",
+        "\\",
+        "é",
+        "ｈ",
+        "\u2100",
+        "﹖",
+        "ibi.example.org",
+        "doc/file.pdf",
+        "col/repo",
+        "8JMKD3MGP8W/35MMLL8",
+        "&",
+        "=",
+        "'",
+        "(",
+        ";",
+        "+",
+        "*",
+    ]
+)
+URLS = st.lists(PIECES, max_size=14).map("".join)
+
+
+@settings(max_examples=3000)
+@given(URLS)
+@example("https://ibi.example.org/col/repo/doc/../x")
+@example("https://ibi.example.org/col/%2e%2E/x?a=..")
+@example("http://[::1/x")
+@example("https://user@host/x/./y")
+@example("https://h?x/../y")
+@example("HTTPS://h#/..")
+@example("https:///x")
+@example("https://ｈ/x")
+def test_unsafe_url_is_what_urlsplit_says(url):
+    assert outcome(unsafe_url.__wrapped__, url) == outcome(unsafe_url_oracle, url)
+
+
+@settings(max_examples=2000)
+@given(
+    st.text(
+        alphabet=st.sampled_from(list("aZ09/ .%-_~:@!$&'()*+,;=?#[]\\é\x00\n^`{|}\"<>")),
+        max_size=20,
+    )
+    | st.text(max_size=10)
+)
+@example("")
+@example("a/b c.pdf")
+def test_quote_path_is_quote(path):
+    assert quote_path(path) == quote(path, safe=URL_PATH_SAFE)
+
+
+VALUES = st.one_of(
+    st.text(max_size=12),
+    st.sampled_from(["", "plain", "a&b", "<b>", '"q"', "it's", "&amp;"]),
+    st.integers(),
+    st.none(),
+    st.builds(Markup, st.sampled_from(["<i>kept</i>", "&amp;", "plain"])),
+)
+
+
+@settings(max_examples=1000)
+@given(VALUES)
+def test_escaped_prints_what_markupsafe_prints(value):
+    assert str(escaped(value)) == str(escape(value))
+    assert isinstance(escaped(value), Markup) or escaped(value) == value  # no escaping skipped
+
+
+def test_texts_answer_attributes_and_items_and_nothing_else():
+    texts = Texts(word="Word", other="Other")
+    assert (texts.word, texts["other"]) == ("Word", "Other")
+    try:
+        texts["missing"]
+    except KeyError:
+        pass
+    else:
+        raise AssertionError("a missing word must stay missing")
+
+
+def test_templates_use_the_fast_escape_and_render_the_same():
+    """The site's templates run with `escaped` in place of markupsafe's, and print what a
+    plain jinja2 environment prints for values that need escaping and values that do not."""
+    import jinja2
+
+    from ibistatic.config import load_config
+    from ibistatic.site.pages import SITE_SRC
+
+    site = Site(load_config(SAMPLE / "ibistatic.yaml"))
+    template = site.templates["filelist.html"]
+    assert template.root_render_func.__globals__["escape"] is escaped
+    plain = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(SITE_SRC)),
+        autoescape=True,
+        keep_trailing_newline=True,
+        undefined=jinja2.StrictUndefined,
+    ).get_template("filelist.html")
+
+    class Row:
+        def __init__(self, path, size):
+            self.url, self.path, self.default, self.size = "https://x/" + path, path, True, size
+            self.type, self.sha256 = "text/html", None
+
+    values = {
+        "files": [Row("a<b>&c.pdf", 12345), Row("plain.pdf", None)],
+        "canonical": "https://ibi.example.org/x?a=1&b=2",
+        "repository": "col/repo",
+        "title": 'Title "quoted" & <tagged>',
+        "persistent": "https://ibi.example.org/col/repo",
+        "archive": "archive-a",
+        "item_lang": Markup(' lang="pt"'),
+        "record": "https://ibi.example.org/record/col/repo/",
+    }
+    constants = site.constants("en")
+    assert template.render(**constants, **values) == plain.render(
+        **{**constants, "t": dict(constants["t"].__dict__)}, **values
+    )
