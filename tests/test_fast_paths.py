@@ -197,3 +197,18 @@ def test_templates_use_the_fast_escape_and_render_the_same():
     assert template.render(**constants, **values) == plain.render(
         **{**constants, "t": dict(constants["t"].__dict__)}, **values
     )
+
+
+@settings(max_examples=300)
+@given(st.binary(max_size=70000) | st.text(alphabet="abc {}:,\"é", max_size=20000).map(str.encode))
+@example(b"")
+@example(b"x" * 512)
+def test_pack_round_trips_and_is_no_larger_than_a_full_window(data):
+    """pack's window fits the data: what unpack reads back is the data, and it takes no
+    more bytes than zlib's default 32 KB window would."""
+    import zlib
+
+    from ibistatic.store.files import pack, unpack
+
+    assert unpack(pack(data)) == data
+    assert len(pack(data)) <= len(zlib.compress(data, 1))

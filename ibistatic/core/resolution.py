@@ -148,7 +148,8 @@ def resolve(
     """
     ibi = parse_ibi(ibi) if isinstance(ibi, str) else ibi
     outcome = _resolve(views, ibi, verbs, filepath, required_status, languages)
-    return replace(outcome, asked=verbs.steps if verbs is not None else ())
+    asked = verbs.steps if verbs is not None else ()
+    return outcome if outcome.asked == asked else replace(outcome, asked=asked)
 
 
 def _resolve(views, ibi: Ibi, verbs, filepath: str, required_status: str, languages) -> Resolution:
@@ -227,17 +228,16 @@ def _select(answers, steps: Relation, chain: list[str], text: str, required_stat
             state="Deleted",
             ibi=_first_form(answer.ibi) or text,
         )
-    outcome = _from_answers(live, steps, languages)
-    if isinstance(outcome, Resolution):
-        return replace(outcome, chain=tuple(chain))
+    outcome = _from_answers(live, steps, languages, chain)
     if outcome is None:
         return _alert("unavailable", chain, ibi=text)
     return outcome
 
 
-def _from_answers(answers, steps: Relation, languages: Sequence[str]):
+def _from_answers(answers, steps: Relation, languages: Sequence[str], chain: list[str]):
     """The first answer that satisfies the request decides: a Resolution when it has the
-    URL, else (IBI, steps) to ask next; None when no answer gives either."""
+    URL (`chain`: the IBIs asked), else (IBI, steps) to ask next; None when no answer
+    gives either."""
     for view, answer in answers:
         concrete = _choose_languages(steps, answer, languages)
         if concrete is not None:
@@ -252,6 +252,7 @@ def _from_answers(answers, steps: Relation, languages: Sequence[str]):
                     ibi=_first_form(known.ibi),
                     content_type=known.content_type,
                     relation=relation_text(concrete),
+                    chain=tuple(chain),
                 )
         follow = _next_request(answer, concrete if concrete is not None else steps)
         if follow is not None:

@@ -171,7 +171,8 @@ def _open_store(output: Path, plan: Plan, state: State) -> Store:
 def _render_items(config, site, loaded, plan: Plan, store: Store, progress) -> Facts:
     """The item outputs of the plan's rendered items (in forked workers when many)."""
     facts = Facts()
-    site.file_sums.known  # read before forking: every worker shares one copy
+    site.file_sums.known  # read before forking: every worker shares one copy,
+    loaded.views()  # and the views (each counts its Archive's languages: 1 s at 100k)
     work = partial(_render_share, config, site, loaded, plan)
     for part in store.render(plan.rendered(), work, progress):
         facts.merge(part)
