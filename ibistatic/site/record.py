@@ -77,11 +77,13 @@ def record_url(site_url: str, key: str) -> str:
     return site_url + quote(record_path(key), safe=URL_PATH_SAFE)
 
 
-def holders(loaded, key: str) -> list[Holder]:
-    """Every Archive's copy of the IBI `key` (either form), in resolution order."""
+def holders(loaded, key: str, known: tuple[Item, dict] | None = None) -> list[Holder]:
+    """Every Archive's copy of the IBI `key` (either form), in resolution order;
+    `known`: an item and its item_urls, already at hand."""
     found = []
     for info, item in loaded.holdings.holders(key):
-        target = item_urls(loaded.view(info.name), item).get("target")
+        urls = known[1] if known is not None and known[0] is item else None
+        target = (urls or item_urls(loaded.view(info.name), item)).get("target")
         found.append(Holder(info.name, item.state, item.timestamp, target))
     return found
 
@@ -173,7 +175,7 @@ def record_context(site_url: str, loaded, key: str, items: list[Item], ui: str) 
             {"language": i18n.language_name(tag, ui), **related(site_url, loaded, ibi)}
             for tag, ibi in item.translations
         ],
-        "holders": holders(loaded, key),
+        "holders": holders(loaded, key, known=(item, urls)),
     }
 
 
