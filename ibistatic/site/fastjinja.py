@@ -6,8 +6,8 @@ templates a site may replace with its own, so they cannot be skeletons
 time:
 
 - ``{{ t.word }}`` on a dict: jinja2 tries the attribute first, and the AttributeError
-  it raises and catches costs ten times a plain attribute.  :class:`Texts` holds the
-  words as attributes, and ``t[name]`` still works.
+  it raises and catches costs ten times a plain attribute.  :class:`Texts` is the same
+  dict with its words as attributes too.
 - ``{{ value }}`` under autoescaping: ``markupsafe.escape`` wraps every string in a new
   ``Markup``.  :class:`Template` gives each compiled template an escape that returns a
   string with nothing to escape as it is: the same characters (a string with no
@@ -17,7 +17,6 @@ time:
 from __future__ import annotations
 
 import re
-from types import SimpleNamespace
 
 import jinja2
 from markupsafe import escape
@@ -35,12 +34,13 @@ def escaped(value):
     return escape(value)
 
 
-class Texts(SimpleNamespace):
-    """The words of one interface language: ``t.word`` and ``t[name]`` in templates
-    (a missing one is undefined either way, as it was for the dict)."""
+class Texts(dict):
+    """The words of one interface language: the dict templates always had (``t[name]``,
+    ``t.get(...)``), whose words are also attributes, found without an exception."""
 
-    def __getitem__(self, name: str) -> str:
-        return self.__dict__[name]
+    def __init__(self, words: dict[str, str]) -> None:
+        super().__init__(words)
+        self.__dict__.update(words)
 
 
 class Template(jinja2.Template):

@@ -128,7 +128,7 @@ def _environment(sources: tuple[Path, ...]) -> jinja2.Environment:
 @lru_cache(maxsize=None)
 def _texts(lang: str) -> fastjinja.Texts:
     """The words of `lang` as templates read them (``t.word``)."""
-    return fastjinja.Texts(**i18n.TEXTS[lang])
+    return fastjinja.Texts(i18n.TEXTS[lang])
 
 
 def check_relative(relative: str) -> None:
