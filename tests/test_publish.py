@@ -217,3 +217,24 @@ def test_a_failed_targeted_update_is_not_forgotten(tmp_path, monkeypatch):
     watched = snapshot(config.output)
     build_site(config, full=True)
     assert watched == snapshot(config.output)
+
+
+def test_a_full_build_reads_only_the_items_of_the_last_state(tmp_path):
+    """A full build needs only what the last one published: load_state(items_only=True)
+    gives its items and small fields as the whole read does, and leaves the rest empty."""
+    from ibistatic.site.state import _LARGE_FIELDS, load_state
+    from site_helpers import write_config
+
+    config = load_config(write_config(tmp_path, [SAMPLE / "mtc-m16c", SAMPLE / "mtc-m16d"]))
+    build_site(config)
+    path = config.cache_dir / "site-state.pickle"
+    whole, _ = load_state(path)
+    items, warning = load_state(path, items_only=True)
+    assert warning is None and whole.items and items.items == whole.items
+    assert (items.fingerprint, items.generation, items.key_count) == (
+        whole.fingerprint,
+        whole.generation,
+        whole.key_count,
+    )
+    assert all(getattr(whole, name) for name in ("published", "records", "digests"))
+    assert all(getattr(items, name) == {} for name in _LARGE_FIELDS[1:])

@@ -299,9 +299,10 @@ class Publisher:
     def _load(self, full: bool, changed_paths: set[str] | None) -> LoadedArchives:
         """The Archives: only the repositories under `changed_paths` read again when the
         last crawl is at hand, else all of them (the crawl cache skips unchanged ones)."""
-        previous = self._previous_state()
-        last_good = self._last_good if self.keep_last_good and previous is not None else None
-        last_archive = self._last_archive if last_good is not None else None
+        previous = self._previous_state(whole=not full)
+        keep = self.keep_last_good and previous is not None
+        last_good = partial(_last_good, previous) if keep else None
+        last_archive = partial(_last_archive, previous) if keep else None
         # a newcomer never takes an IBI this output published (ibistatic.core.storage)
         published = last_published(previous.items) if previous is not None else None
         self.progress.phase("crawling archives")
@@ -347,17 +348,21 @@ class Publisher:
         if self.state is not None:
             self._warn(save_state(self._state_path, self.state))
 
-    def _previous_state(self) -> State | None:
+    def _previous_state(self, whole: bool = True) -> State | None:
         """What the last build of this output published (kept in memory, else read from
-        the cache folder, so it holds across restarts); None before a first build."""
-        if self.state is None:
-            self.state = self._read_state()
-        if self.state is None or self.state.output != str(self.config.output):
+        the cache folder, so it holds across restarts); None before a first build.
+        Not `whole` (a full build): only its items are read, and it is not kept."""
+        state = self.state
+        if state is None:
+            state = self._read_state(items_only=not whole)
+            if whole:
+                self.state = state
+        if state is None or state.output != str(self.config.output):
             return None  # a state of another output
-        return self.state
+        return state
 
-    def _read_state(self) -> State | None:
-        state, warning = load_state(self._state_path)
+    def _read_state(self, items_only: bool = False) -> State | None:
+        state, warning = load_state(self._state_path, items_only)
         self._warn(warning)
         return state
 
@@ -365,17 +370,17 @@ class Publisher:
         if warning is not None:
             self._warnings.append(warning)
 
-    def _last_archive(self, name: str):
-        """The ArchiveInfo and items the last build published of Archive `name`, or None."""
-        info = next((info for info in self.state.infos if info.name == name), None)
-        if info is None:
-            return None
-        return info, [
-            item for held in self.state.items.values() for item, _ in held if item.archive == name
-        ]
 
-    def _last_good(self, archive: str, key: str):
-        for item, _ in self.state.items.get(key, ()):
-            if item.archive == archive:
-                return item
+def _last_archive(state: State, name: str):
+    """The ArchiveInfo and items the last build published of Archive `name`, or None."""
+    info = next((info for info in state.infos if info.name == name), None)
+    if info is None:
         return None
+    return info, [item for held in state.items.values() for item, _ in held if item.archive == name]
+
+
+def _last_good(state: State, archive: str, key: str):
+    for item, _ in state.items.get(key, ()):
+        if item.archive == archive:
+            return item
+    return None
