@@ -8,6 +8,7 @@ from dataclasses import replace
 
 import pytest
 
+from ibistatic import forked
 from ibistatic.archive import observe
 from ibistatic.config import load_config
 from ibistatic.site import build as site_build
@@ -165,3 +166,44 @@ def test_another_ibistatic_makes_the_build_crawl(tmp_path, settled, monkeypatch)
     monkeypatch.setattr(unchanged, "code_fingerprint", lambda: b"another ibistatic")
     with pytest.raises(Crawled):
         _build_refusing_crawls(config)
+
+
+def _tree(root, folders=40, files=3):
+    """`folders` repositories two levels down, each with `files` files in doc/."""
+    for number in range(folders):
+        doc = root / f"host{number % 3}" / f"repo{number}" / "doc"
+        doc.mkdir(parents=True)
+        for file in range(files):
+            (doc / f"f{file}.txt").write_text(str(file), encoding="utf-8")
+
+
+@pytest.mark.skipif(not forked.available(), reason="needs fork")
+def test_an_observation_walked_by_forked_workers_is_the_one_walked_here(
+    tmp_path, settled, monkeypatch
+):
+    """Split into many parts and shared among forked workers, the walk lists the same
+    entries in the same order, with the same digest, as one process walking them all;
+    it holds until an entry deep in one part changes, and a link there spoils it."""
+    monkeypatch.setattr(observe, "SPLIT_FOLDERS", 8)  # split even this small tree
+    monkeypatch.setattr(observe, "FORK_FOLDERS", 8)
+    forks = []
+    run_shares = forked.run_shares
+    monkeypatch.setattr(
+        forked, "run_shares", lambda *a, **k: forks.append(1) or run_shares(*a, **k)
+    )
+    _tree(tmp_path / "a")
+    _tree(tmp_path / "b", folders=7)
+    roots = [tmp_path / "a", tmp_path / "b"]
+    with forked.using_jobs(3):
+        apart = observe.observe(roots)
+    with forked.using_jobs(1):
+        here = observe.observe(roots)
+    assert forks == [1]  # the first walk was shared out, the second was not
+    assert apart == here and len(apart.counts) > 6 and apart.entries == 2 + 3 + 40 * 5 + 3 + 7 * 5
+    assert apart.holds(roots)
+    deep = tmp_path / "a" / "host1" / "repo4" / "doc" / "f2.txt"
+    os.utime(deep, ns=(1, 1))  # only its times: nothing else under the roots changes
+    assert not apart.holds(roots)
+    os.symlink("f1.txt", deep.parent / "link")
+    with forked.using_jobs(3):
+        assert observe.observe(roots) is None

@@ -71,7 +71,8 @@ def build_site(config: SiteConfig, *, log=None, full: bool = False, progress=Non
             report.seconds = time.perf_counter() - started
             return report
     forget_stamp(config)  # until this build is done, no stamp describes the live site
-    observation = observe(config.archives)  # before the crawl: a change during it shows
+    with forked.using_jobs(config.jobs):  # the walk is shared out as the build is
+        observation = observe(config.archives)  # before the crawl: a change during it shows
     report = Publisher(config, log, progress=progress).build(full=full)
     report.warnings.extend(published_tree_warnings(config))  # the chosen hosts' limits
     if report.state_saved:

@@ -34,8 +34,8 @@ __all__ = ["Stamp", "stamp_path", "unchanged_report", "save_stamp", "forget_stam
 _KIND = "build stamp"
 #: the shape of a Stamp; with the state's version, what a stamp file must have been
 #: written with to be read (an older shape is left alone, as if there were none)
-#: 3: the observation's paths zlib-compressed
-STAMP_VERSION = 3
+#: 3: the observation's paths zlib-compressed; 4: walked in parts (Observation.counts)
+STAMP_VERSION = 4
 
 
 @dataclass(frozen=True)
