@@ -22,10 +22,14 @@ import hmac
 import os
 import pickle
 import secrets
+import shutil
 import stat
+import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
+
+from . import forked
 
 __all__ = [
     "dump_mapping",
@@ -57,8 +61,10 @@ class Untrusted(Exception):
     """A sealed file that must not be unpickled; the message says why."""
 
 
-def dump_mapping(handle: IO[bytes], mapping: Mapping, chunk: int = CHUNK) -> None:
-    """Write `mapping` as lists of at most `chunk` (key, value) pairs, ended by None."""
+def dump_mapping(handle: IO[bytes], mapping: Mapping, chunk: int | None = None) -> None:
+    """Write `mapping` as lists of at most `chunk` (default CHUNK) (key, value) pairs,
+    ended by None."""
+    chunk = chunk or CHUNK
     entries = list(mapping.items())
     for start in range(0, len(entries), chunk):
         pickle.dump(entries[start : start + chunk], handle, protocol=pickle.HIGHEST_PROTOCOL)
@@ -142,8 +148,7 @@ def save_sealed(path: Path, kind: str, head: Any, mappings: Sequence[Mapping]) -
             file.write(MAGIC + bytes(_MAC_SIZE))
             sealing = _Sealing(file, mac)
             pickle.dump(head, sealing, protocol=pickle.HIGHEST_PROTOCOL)
-            for mapping in mappings:
-                dump_mapping(sealing, mapping)
+            _dump_mappings(sealing, mappings)
             file.seek(len(MAGIC))
             file.write(mac.digest())
         os.replace(temporary, path)
@@ -190,3 +195,50 @@ def _verify(file: IO[bytes], kind: str) -> None:
     if not hmac.compare_digest(mac.digest(), header[len(MAGIC) :]):
         raise Untrusted("its authentication code does not verify (changed by someone, or damaged)")
     file.seek(len(header))
+
+
+#: chunks from which pickling is shared among forked workers (a 100,000-item build
+#: state has about 700; pickling them took 5 s in one process)
+PARALLEL_CHUNKS = 64
+_END = pickle.dumps(None, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _dump_mappings(out: IO[bytes], mappings: Sequence[Mapping]) -> None:
+    """dump_mapping of each of `mappings` in turn: the same bytes, pickled by the forked
+    workers side by side when there are many chunks (each writes its own file, read
+    back here in order: the chunks are never all in memory at once)."""
+    listed = [list(mapping.items()) for mapping in mappings]
+    chunks = [(entries, start) for entries in listed for start in range(0, len(entries), CHUNK)]
+    if len(chunks) < PARALLEL_CHUNKS or not forked.available():
+        for mapping in mappings:
+            dump_mapping(out, mapping)
+        return
+    folder = tempfile.mkdtemp(prefix="ibistatic-pickles-")
+    workers = forked.workers()
+
+    def share(number: int, _) -> list[int]:
+        sizes = []
+        with open(os.path.join(folder, str(number)), "wb") as file:
+            for entries, start in chunks[number::workers]:
+                data = pickle.dumps(
+                    entries[start : start + CHUNK], protocol=pickle.HIGHEST_PROTOCOL
+                )
+                sizes.append(file.write(data))
+        return sizes
+
+    try:
+        sizes = list(forked.run_shares(share, None, "saving the build state"))
+        files = [open(os.path.join(folder, str(number)), "rb") for number in range(workers)]
+        try:
+            done = 0
+            for entries in listed:
+                for _ in range(0, len(entries), CHUNK):
+                    worker, turn = done % workers, done // workers
+                    out.write(files[worker].read(sizes[worker][turn]))
+                    done += 1
+                out.write(_END)
+        finally:
+            for file in files:
+                file.close()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)

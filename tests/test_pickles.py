@@ -8,6 +8,7 @@ import pickle
 
 import pytest
 
+from ibistatic import forked
 from ibistatic.pickles import dump_mapping, load_mapping
 
 
@@ -50,3 +51,32 @@ def test_a_folder_or_fifo_where_the_file_was_is_untrusted_not_read(tmp_path, mak
     make(path, 0o700)
     with pytest.raises(Untrusted, match="not a regular file"):
         load_sealed(path, "crawl cache", 1, 1)
+
+
+@pytest.mark.skipif(not forked.available(), reason="needs fork")
+def test_a_file_saved_by_forked_workers_is_the_file_saved_here(tmp_path, monkeypatch):
+    """Shared among forked workers (each pickling every third chunk), the chunks are
+    written back in order: the sealed file has the same bytes as one saved in this
+    process, and reads back the same mappings, an empty one included."""
+    from ibistatic import pickles
+    from ibistatic.pickles import load_sealed, save_sealed
+
+    monkeypatch.setattr(pickles, "CHUNK", 7)
+    monkeypatch.setattr(pickles, "PARALLEL_CHUNKS", 4)
+    forks = []
+    run_shares = forked.run_shares
+    monkeypatch.setattr(
+        forked, "run_shares", lambda *a, **k: forks.append(1) or run_shares(*a, **k)
+    )
+    mappings = [
+        {f"key{n}": ("item", n, [n] * (n % 5)) for n in range(100)},
+        {},
+        {n: bytes([n % 256]) * n for n in range(45)},
+    ]
+    with forked.using_jobs(3):
+        save_sealed(tmp_path / "apart", "test", (1, "head"), mappings)
+    with forked.using_jobs(1):
+        save_sealed(tmp_path / "here", "test", (1, "head"), mappings)
+    assert forks == [1]  # the first was shared out, the second was not
+    assert (tmp_path / "apart").read_bytes() == (tmp_path / "here").read_bytes()
+    assert load_sealed(tmp_path / "apart", "test", 1, 3) == ("head", mappings)
