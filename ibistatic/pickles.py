@@ -207,12 +207,13 @@ def _dump_mappings(out: IO[bytes], mappings: Sequence[Mapping]) -> None:
     """dump_mapping of each of `mappings` in turn: the same bytes, pickled by the forked
     workers side by side when there are many chunks (each writes its own file, read
     back here in order: the chunks are never all in memory at once)."""
-    listed = [list(mapping.items()) for mapping in mappings]
-    chunks = [(entries, start) for entries in listed for start in range(0, len(entries), CHUNK)]
-    if len(chunks) < PARALLEL_CHUNKS or not forked.available():
+    count = sum(-(-len(mapping) // CHUNK) for mapping in mappings)
+    if count < PARALLEL_CHUNKS or not forked.available():
         for mapping in mappings:
             dump_mapping(out, mapping)
         return
+    listed = [list(mapping.items()) for mapping in mappings]  # before forking: shared
+    chunks = [(entries, start) for entries in listed for start in range(0, len(entries), CHUNK)]
     folder = tempfile.mkdtemp(prefix="ibistatic-pickles-")
     workers = forked.workers()
 

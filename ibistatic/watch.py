@@ -363,7 +363,8 @@ class Watcher:
             observer.stop()
             observer.join(timeout=5)
             logging.getLogger("watchdog").removeHandler(lost)
-            self.publisher.save_state()  # so that the next `ibistatic build` can update
+            with forked.in_process():  # the observer may outlive its join: no fork
+                self.publisher.save_state()  # so that the next `ibistatic build` can update
             self.log("watch stopped")
 
     def _remove_abandoned_deposits(self) -> None:
