@@ -211,3 +211,34 @@ def test_pack_round_trips_and_is_no_larger_than_a_full_window(data):
 
     assert unpack(pack(data)) == data
     assert len(pack(data)) <= len(zlib.compress(data, 1))
+
+
+def _world_strings() -> list[str]:
+    """Persistent URLs and IBIs as public code and documents write them
+    (tests/data/real_world_ibis.tsv), and every URL the corpora and the sample archive
+    write in their descriptors (targets, templates, addresses)."""
+    from pathlib import Path
+
+    from test_real_world_urls import ROWS
+
+    tests = Path(__file__).parent
+    found = {text for text, _, _ in ROWS}
+    for folder in (tests / "corpus", tests / "hostile", SAMPLE):
+        for path in folder.rglob("*.yaml"):
+            text = path.read_text(encoding="utf-8", errors="replace")
+            found.update(re.findall(r"https?://[^\s\"']+", text))
+    return sorted(found)
+
+
+WORLD = _world_strings()
+
+
+def test_the_fast_paths_agree_on_what_the_world_writes():
+    """Each real string, as it is, as a path in an Archive's file URL and in front of
+    one: the fast URL check and the fast quoting give what the plain code gives."""
+    assert len(WORLD) > 100
+    for text in WORLD:
+        quoted = quote(text, safe=URL_PATH_SAFE)
+        assert quote_path(text) == quoted, text
+        for url in (text, f"https://ibi.example.org/col/{quoted}", f"{text}/doc/{quoted}"):
+            assert outcome(unsafe_url.__wrapped__, url) == outcome(unsafe_url_oracle, url), url
