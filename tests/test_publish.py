@@ -238,3 +238,43 @@ def test_a_full_build_reads_only_the_items_of_the_last_state(tmp_path):
     )
     assert all(getattr(whole, name) for name in ("published", "records", "digests"))
     assert all(getattr(items, name) == {} for name in _LARGE_FIELDS[1:])
+
+
+def test_a_build_runs_with_the_collector_set_for_bulk_work(tmp_path, monkeypatch):
+    """The collector's thresholds are raised for the whole build, the observation and the
+    crawl included (it took a quarter of a 100k build), also for watch's Publisher, and
+    put back after it, failed or not."""
+    import gc
+
+    from ibistatic import collector
+    from ibistatic.site import build
+
+    seen = []
+
+    def watched(function):
+        def call(*args, **kwargs):
+            seen.append((function.__name__, gc.get_threshold()))
+            return function(*args, **kwargs)
+
+        return call
+
+    monkeypatch.setattr(build, "observe", watched(build.observe))
+    monkeypatch.setattr(build, "load_archives", watched(build.load_archives))
+    before = gc.get_threshold()
+    assert before != collector.BULK_THRESHOLDS
+    config = load_config(make_project(tmp_path))
+    build_site(config, full=True)
+    bulk = collector.BULK_THRESHOLDS
+    assert seen == [("observe", bulk), ("load_archives", bulk)]
+    assert gc.get_threshold() == before
+    build.Publisher(config).build(full=True)  # as watch republishes
+    assert seen[2:] == [("load_archives", bulk)]
+    assert gc.get_threshold() == before
+
+    def fail(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(build, "load_archives", fail)
+    with pytest.raises(MemoryError):
+        build_site(config, full=True)
+    assert gc.get_threshold() == before

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
-from .. import forked
+from .. import collector, forked
 from ..archive.crawl import CrawlCache
 from ..archive.filesums import FileSums
 from ..archive.load import LoadedArchives, load_archives, reload_repositories
@@ -65,10 +65,16 @@ def build_site(config: SiteConfig, *, log=None, full: bool = False, progress=Non
     of this output, else a whole new tree swapped in atomically (always with `full`).
     `progress`: an ibistatic.progress.Progress (default: none drawn)."""
     started = time.perf_counter()
+    with collector.bulk():
+        report = _build_site(config, log, full, progress)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _build_site(config: SiteConfig, log, full: bool, progress) -> BuildReport:
     if not full:
         report = unchanged_report(config, _output_names())
         if report is not None:
-            report.seconds = time.perf_counter() - started
             return report
     forget_stamp(config)  # until this build is done, no stamp describes the live site
     with forked.using_jobs(config.jobs):  # the walk is shared out as the build is
@@ -77,7 +83,6 @@ def build_site(config: SiteConfig, *, log=None, full: bool = False, progress=Non
     report.warnings.extend(published_tree_warnings(config))  # the chosen hosts' limits
     if report.state_saved:
         save_stamp(config, _output_names(), observation, report)
-    report.seconds = time.perf_counter() - started
     return report
 
 
@@ -250,7 +255,7 @@ class Publisher:
         `changed_paths` (watch mode): the files and folders that changed since the last
         build of this Publisher; only the repositories they name are read again.
         """
-        with forked.using_jobs(self.config.jobs):
+        with forked.using_jobs(self.config.jobs), collector.bulk():
             return self._build(full, changed_paths)
 
     def _build(self, full: bool, changed_paths: set[str] | None) -> BuildReport:
