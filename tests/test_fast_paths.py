@@ -242,3 +242,108 @@ def test_the_fast_paths_agree_on_what_the_world_writes():
         assert quote_path(text) == quoted, text
         for url in (text, f"https://ibi.example.org/col/{quoted}", f"{text}/doc/{quoted}"):
             assert outcome(unsafe_url.__wrapped__, url) == outcome(unsafe_url_oracle, url), url
+
+
+def _snapshot(root):
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+def test_flattened_pages_are_what_jinja2_renders(tmp_path, monkeypatch):
+    """The sample site (records, tombstones, file lists, metadata and alert pages, the
+    landing page, 404.html) built with its pages flattened and with jinja2's extends and
+    includes: the same bytes in every file."""
+    import shutil
+
+    from ibistatic.config import load_config
+    from ibistatic.site import fastjinja, pages
+    from ibistatic.site.build import build_site
+
+    shutil.copytree(SAMPLE, tmp_path / "project")
+    config = load_config(tmp_path / "project" / "ibistatic.yaml")
+    site = Site(config)
+    flat = {"record.html", "filelist.html", "metadata.html", "alert.html", "landing.html"}
+    assert {n for n, t in site.templates.items() if t is not site.env.get_template(n)} >= flat
+    build_site(config, full=True)
+    flattened = _snapshot(config.output)
+    monkeypatch.setattr(fastjinja, "flattened", lambda env, name, bundled: env.get_template(name))
+    monkeypatch.setattr(pages, "_environment", pages._environment.__wrapped__)  # no shared one
+    build_site(config, full=True)
+    assert sum(path.endswith(".html") for path in flattened) > 100
+    assert _snapshot(config.output) == flattened
+
+
+def test_a_sites_own_templates_keep_jinja2s_way(tmp_path):
+    """A page whose layout or includes a site replaced is rendered by jinja2 itself, so
+    that an error in the site's template names its own file and line."""
+    from ibistatic.config import load_config
+
+    (tmp_path / "own").mkdir()
+    (tmp_path / "own" / "_footer.html").write_text("<footer>{{ site_url }}</footer>\n")
+    config = load_config(SAMPLE / "ibistatic.yaml")
+    site = Site(type(config)(**{**vars(config), "templates": tmp_path / "own"}))
+    for name in ("record.html", "filelist.html", "metadata.html", "alert.html"):
+        assert site.templates[name] is site.env.get_template(name)
+
+
+def _render_both(folder, name: str, **values) -> tuple:
+    """`name` of `folder` as flattened() compiles it, and as jinja2 renders it."""
+    import jinja2
+
+    from ibistatic.site import fastjinja
+
+    environment = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(folder)),
+        autoescape=True,
+        keep_trailing_newline=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    flat = fastjinja.flattened(environment, name, folder)
+    plain = environment.get_template(name)
+    return flat is not plain, flat.render(**values), plain.render(**values)
+
+
+_LAYOUT = (
+    "<title>{% block title %}{% endblock %}</title>{% if canonical is defined %}c{% endif %}\n"
+    '{% include "_head.html" %}\n{% block main %}default{% endblock %}\n{% block end %}e'
+    "{% endblock %}\n"
+)
+
+
+def test_flattening_keeps_blocks_includes_and_loops_as_jinja2_has_them(tmp_path):
+    (tmp_path / "_layout.html").write_text(_LAYOUT)
+    (tmp_path / "_head.html").write_text("<h>{{ t }}{% for x in rows %}{{ x }}{% endfor %}</h>\n")
+    (tmp_path / "page.html").write_text(
+        '{% extends "_layout.html" %}\nignored {{ t }}\n{% block title %}{{ t }}&{% endblock %}'
+        "{% block main %}{% for r in rows %}{% if not loop.first %},{% endif %}{{ r }}"
+        "{% endfor %}{% endblock %}{% block unused %}u{% endblock %}\n"
+    )
+    flat, mine, theirs = _render_both(tmp_path, "page.html", t="<T>", rows=["a&", "b"])
+    assert flat and mine == theirs
+    assert (
+        "<title>&lt;T&gt;&</title>" in mine
+        and "<h>&lt;T&gt;a&amp;b</h>" in mine
+        and "a&amp;,b" in mine
+        and mine.endswith("e\n")
+    )
+
+
+def test_what_flattening_cannot_keep_is_left_to_jinja2(tmp_path):
+    """A set in an include (it would leak into the page), a set beside the blocks (it
+    reaches the layout), super(), a block inside an if: each page keeps jinja2's way."""
+    (tmp_path / "_layout.html").write_text(_LAYOUT)
+    shapes = {
+        "leaky include": ("{% set t = 'x' %}{{ t }}", "{% block main %}{{ t }}{% endblock %}"),
+        "set beside blocks": ("h", "{% set t = 'y' %}{% block main %}{{ t }}{% endblock %}"),
+        "super": ("h", "{% block main %}{{ super() }}!{% endblock %}"),
+    }
+    for label, (head, blocks) in shapes.items():
+        (tmp_path / "_head.html").write_text(head)
+        (tmp_path / "page.html").write_text('{% extends "_layout.html" %}' + blocks)
+        flat, mine, theirs = _render_both(tmp_path, "page.html", t="T", rows=[])
+        assert not flat and mine == theirs, label
+    (tmp_path / "_head.html").write_text("h")
+    (tmp_path / "_layout.html").write_text("{% if t %}{% block main %}{% endblock %}{% endif %}")
+    (tmp_path / "page.html").write_text(
+        '{% extends "_layout.html" %}{% block main %}m{% endblock %}'
+    )
+    assert _render_both(tmp_path, "page.html", t="T", rows=[])[0] is False

@@ -196,7 +196,7 @@ class Site:
         #: Archive name -> its folder (its files' sizes and checksums for the file lists)
         self.roots = {path.name: path for path in config.archives}
         self.templates = {
-            name: self.env.get_template(name)
+            name: fastjinja.flattened(self.env, name, SITE_SRC)
             for name in (
                 "redirect.html",
                 "alert.html",
