@@ -278,3 +278,28 @@ def test_a_build_runs_with_the_collector_set_for_bulk_work(tmp_path, monkeypatch
     with pytest.raises(MemoryError):
         build_site(config, full=True)
     assert gc.get_threshold() == before
+
+
+def test_each_items_urls_are_made_once_and_chunks_change_no_byte(tmp_path, monkeypatch):
+    """A build asks for an item's URLs for its index record, its file list and its record
+    page: they are made once (site.record.ItemUrls). A share is rendered a chunk of
+    CHUNK_KEYS repositories at a time: chunks of 2 give the same site as one chunk."""
+    from ibistatic.core import properties
+    from ibistatic.site import item_phase, record
+
+    config = load_config(make_project(tmp_path))
+    build_site(config, full=True)
+    whole = snapshot(config.output)
+    asked = []
+
+    def counted(view, item):
+        asked.append(item)
+        return properties.item_urls(view, item)
+
+    monkeypatch.setattr(record, "item_urls", counted)
+    monkeypatch.setattr(item_phase, "CHUNK_KEYS", 2)
+    build_site(config, full=True)
+    assert snapshot(config.output) == whole
+    items = len(list((tmp_path / "archives").rglob("item.yaml")))
+    assert items > 10 and len(asked) == items  # every item, none twice
+    assert len({id(item) for item in asked}) == items

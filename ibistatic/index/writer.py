@@ -50,14 +50,15 @@ def shard_digits(keys: int) -> int:
     )
 
 
-def record_of(view, item) -> dict:
-    """An item's index record: its descriptor and every URL its Archive gives for it."""
-    return item_record(item) | {"urls": item_urls(view, item)}
+def record_of(view, item, urls: dict | None = None) -> dict:
+    """An item's index record: its descriptor and every URL its Archive gives for it
+    (`urls`: its item_urls, when at hand)."""
+    return item_record(item) | {"urls": item_urls(view, item) if urls is None else urls}
 
 
-def encoded_record(view, item) -> tuple[str, bytes]:
+def encoded_record(view, item, urls: dict | None = None) -> tuple[str, bytes]:
     """(archive, the JSON bytes of record_of): how index_files takes records."""
-    return item.archive, dumps(record_of(view, item))
+    return item.archive, dumps(record_of(view, item, urls))
 
 
 def _records_by_key(loaded: LoadedArchives) -> dict[str, list[tuple[str, bytes]]]:

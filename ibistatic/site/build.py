@@ -3,9 +3,10 @@
     load -> plan -> render the items -> render the site -> store
 
 :func:`publish` reads top to bottom: the plan (site.plan, pure) says which items are
-rendered again and whether the build is full or an update; each item output, then each
-site output (site.outputs) makes its files; the store (ibistatic.store) writes those whose
-bytes changed into a generation nobody serves and publishes it atomically.  What the
+rendered again and whether the build is full or an update; each item output
+(site.item_phase), then each site output (site.site_phase) makes its files; the store
+(ibistatic.store) writes those whose bytes changed into a generation nobody serves and
+publishes it atomically.  What the
 build learns (site.facts) is folded into the state (site.state) for the next update.
 :class:`Publisher` keeps the state and the crawl between builds (watch mode).
 """
@@ -26,17 +27,17 @@ from ..archive.observe import observe
 from ..config import SiteConfig
 from ..errors import Problem
 from ..progress import Progress
-from ..store.files import Files, digest
+from ..store.files import digest
 from ..store.generations import spare_ahead
 from ..store.layout import check_output, live_generation
 from ..store.store import Store
-from ..targets import page_targets
 from . import outputs, pages
-from .facts import Facts, carried_digests, facts_of, fold_facts
+from .facts import carried_digests, fold_facts
 from .hosts.checks import published_tree_warnings
-from .outputs import ItemContext, SiteContext
+from .item_phase import render_items
+from .outputs import SiteContext
 from .plan import Plan, last_published, nothing_to_do, plan_build
-from .site_phase import put_checked, render_site
+from .site_phase import render_site
 from .state import State, fingerprint, load_state, save_state
 from .unchanged import forget_stamp, save_stamp, unchanged_report
 
@@ -115,7 +116,7 @@ def publish(
     site = pages.Site(config, file_sums)
     with _open_store(config.output, plan, state) as store:
         progress.phase("resolving and rendering", len(plan.rendered()))
-        facts = _render_items(config, site, loaded, plan, store, progress)
+        facts = render_items(config, site, loaded, plan, store, progress)
         store.carry(carried_digests(state, plan.affected))  # the pages no change reached
         item_pages = len(store.digests)  # every file so far is an item's page
         touched = fold_facts(loaded, state, plan, facts)
@@ -172,48 +173,6 @@ def _open_store(output: Path, plan: Plan, state: State) -> Store:
     if plan.full:
         return Store.full(output)
     return Store.update(output, state.publication(), state.digests)
-
-
-def _render_items(config, site, loaded, plan: Plan, store: Store, progress) -> Facts:
-    """The item outputs of the plan's rendered items (in forked workers when many)."""
-    facts = Facts()
-    site.file_sums.known  # read before forking: every worker shares one copy,
-    loaded.views()  # and the views (each counts its Archive's languages: 1 s at 100k)
-    work = partial(_render_share, config, site, loaded, plan)
-    for part in store.render(plan.rendered(), work, progress):
-        facts.merge(part)
-        del part  # before the next is read: one worker's result at a time in memory
-    site.file_sums.keep(facts.file_sums, whole=plan.full)
-    site.file_sums.settle()
-    return facts
-
-
-def _render_share(config, site, loaded, plan: Plan, keys: list[str], files: Files, tick) -> Facts:
-    """Resolve the items `keys`, put their outputs' files into `files`; returns their facts."""
-    targets = _resolved(config, loaded, plan, keys, tick)
-    context = ItemContext(config, site, loaded, keys, targets)
-    facts = facts_of(loaded, plan, targets)
-    for output in outputs.ITEM_OUTPUTS:
-        for file in output.files(plan, context):
-            if put_checked(files, file) and output.remembered:
-                facts.item_files.setdefault(file.owner, []).append(file.path)
-    facts.file_sums = site.file_sums.take_seen()  # a forked worker's go back with its facts
-    return facts
-
-
-def _resolved(config, loaded, plan: Plan, keys: list[str], tick) -> dict[str, list]:
-    """repository key -> its PageTargets (its persistent URLs, resolved), in order."""
-    targets: dict[str, list] = {}
-    first_holders = [plan.items[key][0][0] for key in keys]
-    for target in page_targets(
-        loaded, config.modifiers, loaded.views(), first_holders=first_holders
-    ):
-        key = target.item.key
-        if key not in targets:
-            tick()
-            targets[key] = []
-        targets[key].append(target)
-    return targets
 
 
 def _site_context(config, site, loaded, state: State, touched: set[str], log) -> SiteContext:

@@ -16,6 +16,7 @@ from ..index.writer import dumps, encoded_record, precomputed_answers
 from ..store.files import pack
 from ..targets import published_url
 from .plan import Plan
+from .record import ItemUrls
 from .state import State
 
 __all__ = ["Facts", "facts_of", "fold_facts", "carried_digests"]
@@ -42,8 +43,11 @@ class Facts:
             getattr(self, name).update(getattr(part, name))
 
 
-def facts_of(loaded: LoadedArchives, plan: Plan, targets: dict[str, list]) -> Facts:
-    """The facts of the items whose `targets` (repository key -> its PageTargets) these are."""
+def facts_of(
+    loaded: LoadedArchives, plan: Plan, targets: dict[str, list], urls_of: ItemUrls
+) -> Facts:
+    """The facts of the items whose `targets` (repository key -> its PageTargets) these
+    are; `urls_of`: their item_urls (site.record.ItemUrls)."""
     facts = Facts()
     for key, of_key in targets.items():
         facts.published[key] = tuple(published_url(target) for target in of_key)
@@ -53,11 +57,11 @@ def facts_of(loaded: LoadedArchives, plan: Plan, targets: dict[str, list]) -> Fa
                 index_key: pack(dumps(value)) for index_key, value in answers.items()
             }
         if key in plan.changed:
-            facts.records[key] = _records_of(loaded, plan.items[key])
+            facts.records[key] = _records_of(loaded, plan.items[key], urls_of)
     return facts
 
 
-def _records_of(loaded: LoadedArchives, held: tuple) -> list[tuple[str, str, bytes]]:
+def _records_of(loaded: LoadedArchives, held: tuple, urls_of) -> list[tuple[str, str, bytes]]:
     """(index key, archive, packed record) of each item of one repository, for the
     keys under which its Archive holds it (a key another repository won is left out)."""
     rows = []
@@ -66,7 +70,7 @@ def _records_of(loaded: LoadedArchives, held: tuple) -> list[tuple[str, str, byt
         for index_key in item.keys():
             if loaded.holdings.by_archive[item.archive].get(index_key) is item:
                 if record is None:
-                    archive, data = encoded_record(loaded.view(item.archive), item)
+                    archive, data = encoded_record(loaded.view(item.archive), item, urls_of(item))
                     record = (archive, pack(data))
                 rows.append((index_key, *record))
     return rows

@@ -77,13 +77,12 @@ def record_url(site_url: str, key: str) -> str:
     return site_url + quote(record_path(key), safe=URL_PATH_SAFE)
 
 
-def holders(loaded, key: str, known: tuple[Item, dict] | None = None) -> list[Holder]:
-    """Every Archive's copy of the IBI `key` (either form), in resolution order;
-    `known`: an item and its item_urls, already at hand."""
+def holders(loaded, key: str, urls_of: ItemUrls | None = None) -> list[Holder]:
+    """Every Archive's copy of the IBI `key` (either form), in resolution order."""
+    urls_of = urls_of or ItemUrls(loaded)
     found = []
     for info, item in loaded.holdings.holders(key):
-        urls = known[1] if known is not None and known[0] is item else None
-        target = (urls or item_urls(loaded.view(info.name), item)).get("target")
+        target = urls_of(item).get("target")
         found.append(Holder(info.name, item.state, item.timestamp, target))
     return found
 
@@ -153,10 +152,30 @@ def _values(item: Item, element: str) -> list[str]:
     return [v for k, values in item.dublin_core if k == element for v in values]
 
 
-def record_context(site_url: str, loaded, key: str, items: list[Item], ui: str) -> dict:
-    """What record.html shows of the IBI `key` held as `items` (over the Archives)."""
+class ItemUrls:
+    """item_urls of each item asked for, made once: a build asks for an item's URLs for
+    its index record, its file list and its record page (18 µs each time). Meant for one
+    share of a build: each item is kept with its URLs, so no other takes its id."""
+
+    def __init__(self, loaded) -> None:
+        self.loaded = loaded
+        self._made: dict[int, tuple[Item, dict]] = {}
+
+    def __call__(self, item: Item) -> dict:
+        made = self._made.get(id(item))
+        if made is None or made[0] is not item:
+            made = self._made[id(item)] = (item, item_urls(self.loaded.view(item.archive), item))
+        return made[1]
+
+
+def record_context(
+    site_url: str, loaded, key: str, items: list[Item], ui: str, urls_of: ItemUrls | None = None
+) -> dict:
+    """What record.html shows of the IBI `key` held as `items` (over the Archives);
+    `urls_of`: the URLs of the items made so far (a build's share)."""
+    urls_of = urls_of or ItemUrls(loaded)
     item = representative(items)
-    urls = item_urls(loaded.view(item.archive), item)
+    urls = urls_of(item)
     forms = [ibi for ibi in (item.repository, item.ibip) if ibi is not None]
     return {
         "item": item,
@@ -175,7 +194,7 @@ def record_context(site_url: str, loaded, key: str, items: list[Item], ui: str) 
             {"language": i18n.language_name(tag, ui), **related(site_url, loaded, ibi)}
             for tag, ibi in item.translations
         ],
-        "holders": holders(loaded, key, known=(item, urls)),
+        "holders": holders(loaded, key, urls_of),
     }
 
 

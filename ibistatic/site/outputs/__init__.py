@@ -16,6 +16,7 @@ from typing import Protocol
 
 from ...archive.load import LoadedArchives
 from ...config import SiteConfig
+from ...core.model import Item
 from ...store.files import File, Notice, Tree
 from ..pages import Site
 from ..plan import Plan
@@ -54,6 +55,7 @@ class ItemContext:
     loaded: LoadedArchives
     keys: list[str]  # the repositories of this share, sorted
     targets: dict[str, list]  # repository key -> its PageTargets (ibistatic.targets), in order
+    urls: Callable[[Item], dict]  # an item's item_urls, made once (site.record.ItemUrls)
 
 
 @dataclass(frozen=True)

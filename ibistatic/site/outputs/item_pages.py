@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ...core.properties import item_urls
 from ...store.files import File
 from .. import pages
 from .collect import Collected
@@ -25,7 +24,7 @@ class ItemPages:
 
 def _pages_of(context, key: str, item) -> list[File]:
     made = Collected(key)
-    pages.item_pages(context.site, made, item, item_urls(context.loaded.view(item.archive), item))
+    pages.item_pages(context.site, made, item, context.urls(item))
     return made.files
 
 

@@ -19,15 +19,16 @@ class RecordPages:
     def files(self, plan, context) -> Iterator[File]:
         for key in context.keys:
             items = [item for item, _ in plan.items[key]]
-            text = record_page(context.site, context.loaded, key, items)
+            text = record_page(context.site, context.loaded, key, items, context.urls)
             yield File(signposting.record_path(key) + "index.html", text, owner=key)
 
 
-def record_page(site: Site, loaded, key: str, items: list) -> str:
-    """The record page of the IBI `key` held as `items`, in the item's language."""
+def record_page(site: Site, loaded, key: str, items: list, urls_of=None) -> str:
+    """The record page of the IBI `key` held as `items`, in the item's language
+    (`urls_of`: record.ItemUrls of the build's share)."""
     item = record.representative(items)
     lang = i18n.page_language(item.language, site.language)
-    values = record.record_context(site.site_url, loaded, key, items, lang)
+    values = record.record_context(site.site_url, loaded, key, items, lang, urls_of)
     return site.render(
         "record.html",
         lang,

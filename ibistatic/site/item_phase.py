@@ -1,0 +1,81 @@
+"""The items' phase of a build: resolve the rendered items and make their outputs' files
+(site.build).
+
+From ``store.PARALLEL_ITEMS`` items on, the items are shared among forked workers
+(Store.render), each writing its files straight into the new generation and sending
+back its items' facts (site.facts).  A share is resolved and rendered a chunk of
+``CHUNK_KEYS`` repositories at a time, so that it holds the resolutions and URLs of one
+chunk, not of all its items.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+from ..store.files import Files
+from ..store.store import Store
+from ..targets import page_targets
+from . import outputs
+from .facts import Facts, facts_of
+from .outputs import ItemContext
+from .plan import Plan
+from .record import ItemUrls
+from .site_phase import put_checked
+
+__all__ = ["CHUNK_KEYS", "render_items"]
+
+
+def render_items(config, site, loaded, plan: Plan, store: Store, progress) -> Facts:
+    """The item outputs of the plan's rendered items (in forked workers when many)."""
+    facts = Facts()
+    site.file_sums.known  # read before forking: every worker shares one copy,
+    loaded.views()  # and the views (each counts its Archive's languages: 1 s at 100k)
+    work = partial(_render_share, config, site, loaded, plan)
+    for part in store.render(plan.rendered(), work, progress):
+        facts.merge(part)
+        del part  # before the next is read: one worker's result at a time in memory
+    site.file_sums.keep(facts.file_sums, whole=plan.full)
+    site.file_sums.settle()
+    return facts
+
+
+#: the items resolved and rendered together: a share holds the resolutions and URLs of
+#: one chunk at a time, not of all its items
+CHUNK_KEYS = 1000
+
+
+def _render_share(config, site, loaded, plan: Plan, keys: list[str], files: Files, tick) -> Facts:
+    """Resolve the items `keys`, put their outputs' files into `files`; returns their facts."""
+    facts = Facts()
+    for start in range(0, len(keys), CHUNK_KEYS):
+        chunk = keys[start : start + CHUNK_KEYS]
+        facts.merge(_render_chunk(config, site, loaded, plan, chunk, files, tick))
+    facts.file_sums = site.file_sums.take_seen()  # a forked worker's go back with its facts
+    return facts
+
+
+def _render_chunk(config, site, loaded, plan: Plan, keys: list[str], files: Files, tick) -> Facts:
+    targets = _resolved(config, loaded, plan, keys, tick)
+    urls_of = ItemUrls(loaded)  # the index records, file lists and record pages share them
+    context = ItemContext(config, site, loaded, keys, targets, urls_of)
+    facts = facts_of(loaded, plan, targets, urls_of)
+    for output in outputs.ITEM_OUTPUTS:
+        for file in output.files(plan, context):
+            if put_checked(files, file) and output.remembered:
+                facts.item_files.setdefault(file.owner, []).append(file.path)
+    return facts
+
+
+def _resolved(config, loaded, plan: Plan, keys: list[str], tick) -> dict[str, list]:
+    """repository key -> its PageTargets (its persistent URLs, resolved), in order."""
+    targets: dict[str, list] = {}
+    first_holders = [plan.items[key][0][0] for key in keys]
+    for target in page_targets(
+        loaded, config.modifiers, loaded.views(), first_holders=first_holders
+    ):
+        key = target.item.key
+        if key not in targets:
+            tick()
+            targets[key] = []
+        targets[key].append(target)
+    return targets
