@@ -17,7 +17,7 @@ import stat
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from .. import forked
 from ..core.model import ArchiveInfo, Item
@@ -75,7 +75,7 @@ class CrawlCache:
         self.hits = 0
         self.misses = 0
         self._saved_misses = 0  # misses when it was last loaded or saved: nothing new since
-        #: entries put or found since it was set (a forked reader sends them back)
+        #: entries put since it was set (a forked reader sends them back)
         self.fresh: dict[str, tuple] | None = None
         #: why a saved cache was not used, or could not be saved (the build prints it)
         self.warnings: list[str] = []
@@ -106,10 +106,6 @@ class CrawlCache:
         entry = self.entries.get(path)
         if entry is not None and entry[0] == identity:
             self.hits += 1
-            if self.fresh is not None:
-                # a forked reader sends its hits back too: the parent then keeps the
-                # copy it receives with the results, not both (twice the items' memory)
-                self.fresh[path] = entry
             return entry[1]
         self.misses += 1
         return _MISSING
@@ -365,7 +361,7 @@ def read_repository(
     root_real = root_real or os.path.realpath(root)
     directory = os.path.join(root, *relative.split("/"))
     problems: list[Problem] = []
-    descriptor = os.path.join(directory, "item.yaml")
+    descriptor = os.path.join(directory, "item.yaml")  # its cache key: _item_key
     try:
         st = os.lstat(descriptor)
         if not plain or stat.S_ISLNK(st.st_mode):
@@ -398,14 +394,14 @@ def read_repository(
     # parsing and validating cost more than walking: the outcome is kept while the
     # descriptor and doc/ stay as they were (no parsed YAML is kept: only the item)
     identity = ((st.st_ino, st.st_size, st.st_mtime_ns), files, stamp, archive)
-    validated = cache.get("item:" + descriptor, identity) if cache is not None else _MISSING
+    validated = cache.get(_ITEM + descriptor, identity) if cache is not None else _MISSING
     if validated is _MISSING:
         try:
             validated = _validated(archive, relative, descriptor, st, files, newest, stamp)
         except OSError as error:
             return None, [_unreadable(archive, relative, error)]
         if cache is not None:
-            cache.put("item:" + descriptor, identity, validated)
+            cache.put(_ITEM + descriptor, identity, validated)
     item, item_problems = validated
     return item, problems + item_problems
 
@@ -550,13 +546,10 @@ def _read_repositories(
     linked: frozenset[str] | set[str] = frozenset(),
 ) -> list[tuple]:
     """read_repository of each of `relatives`, in order: parsing and validating YAML is
-    most of a cold crawl, so large Archives are read over the cores."""
+    most of a cold crawl, and the system calls of the walk most of a warm one, so large
+    Archives are read over the cores."""
     root_real = os.path.realpath(root)
-    if (
-        len(relatives) < PARALLEL_REPOSITORIES
-        or not forked.available()
-        or _mostly_cached(cache, root, relatives)
-    ):
+    if len(relatives) < PARALLEL_REPOSITORIES or not forked.available():
         results = []
         for relative in relatives:
             plain = relative not in linked
@@ -585,26 +578,31 @@ def _read_repositories(
     advance(len(relatives))
     results: list = [None] * len(relatives)
     for share, (read, fresh, hits, misses) in enumerate(shares):
-        results[share :: forked.workers()] = read
         if cache is not None:
-            cache.entries.update(fresh)  # what the worker parsed or found, as received
+            read = [_from_cache(cache, result) for result in read]
+            cache.entries.update(fresh)  # what the worker parsed, as received
             cache.hits += hits
             cache.misses += misses
+        results[share :: forked.workers()] = read
     return results
 
 
-def _mostly_cached(cache: CrawlCache | None, root: Path, relatives: list[str]) -> bool:
-    """Whether the cache knows most of these repositories already (a sample of 64):
-    reading them is then mostly stat calls, cheaper here than sending every item back
-    from a worker (which would also leave the parent holding two copies of them)."""
-    if cache is None or not relatives:
-        return False
-    sample = relatives[:: max(1, len(relatives) // 64)]
-    known = sum(
-        "item:" + os.path.join(root, *relative.split("/"), "item.yaml") in cache.entries
-        for relative in sample
-    )
-    return known * 2 > len(sample)
+_ITEM = "item:"  # the crawl cache's keys of validated items: this, then item.yaml's path
+
+
+class _Cached(NamedTuple):
+    """What a worker sends of an item the cache gave it: the parent's cache holds the
+    same item (the worker's cache is its copy), so only the key and the walk's problems
+    travel (a warm crawl at 100k sends 105,000 of these instead of the items)."""
+
+    key: str
+    problems: list
+
+
+def _from_cache(cache: CrawlCache, result: tuple) -> tuple:
+    if type(result) is not _Cached:
+        return result
+    return cache.entries[result.key][1][0], result.problems  # the parent's own item
 
 
 def _read_share(
@@ -617,14 +615,21 @@ def _read_share(
     root_real: str,
     linked: frozenset[str] | set[str],
 ) -> tuple[list, dict, int, int]:
-    """In a forked worker: every workers()-th repository from `share` on, and what the
-    cache learnt meanwhile (the parent's copy of the cache does not see it)."""
+    """In a forked worker: every workers()-th repository from `share` on (those the cache
+    gave as _Cached), and what the cache learnt meanwhile (the parent's copy of the cache
+    does not see it)."""
     if cache is not None:
         cache.fresh, cache.hits, cache.misses = {}, 0, 0
-    read = []
+    read: list = []
     for number, relative in enumerate(relatives[share :: forked.workers()], 1):
         plain = relative not in linked
-        read.append(read_repository(root, name, relative, cache, root_real, plain))
+        hits = cache.hits if cache is not None else 0
+        item, problems = read_repository(root, name, relative, cache, root_real, plain)
+        if cache is not None and cache.hits > hits:
+            descriptor = os.path.join(root, *relative.split("/"), "item.yaml")
+            read.append(_Cached(_ITEM + descriptor, problems))
+        else:
+            read.append((item, problems))
         if number % 64 == 0:
             forked.count(counter, 64)
     if cache is None:
