@@ -160,6 +160,15 @@ def test_the_representative_is_the_first_original_else_the_first_live_copy():
     assert representative([deleted]) is deleted
 
 
+def test_documents_share_each_token_string():
+    """A word is one string object however many documents hold it: at 100,000 items a
+    copy per document was a tenth of the search's memory."""
+    first = document_of("a.b/c/2020/01.01.00.00", [item("a.b/c/2020/01.01.00.00", title="Ozone")])
+    second = document_of("a.b/c/2021/01.01.00.00", [item("a.b/c/2021/01.01.00.00", title="Ozone")])
+    ozone = [t for t in first.tokens if t == "ozone"] + [t for t in second.tokens if t == "ozone"]
+    assert len(ozone) == 2 and ozone[0] is ozone[1]
+
+
 def test_a_document_is_found_by_its_title_creators_subjects_years_and_ibis():
     doc = document_of(
         "sid.inpe.br/mtc-m18@80/2009/07.21.13.23",
@@ -175,7 +184,8 @@ def test_a_document_is_found_by_its_title_creators_subjects_years_and_ibis():
             )
         ],
     )
-    assert doc.tokens == {
+    assert list(doc.tokens) == sorted(doc.tokens)  # one way to write the same tokens
+    assert set(doc.tokens) == {
         "ascii",
         "encoded",
         "english",

@@ -170,9 +170,9 @@ class SearchIndex:
         gone: set[str] = set()
         for number in changed:
             before, after = old[number].tokens, docs[number].tokens
-            for token in before - after:
+            for token in set(before).difference(after):
                 self._drop(token, number, gone)
-            for token in after - before:
+            for token in set(after).difference(before):
                 self._add(token, number, gone)
         fresh: list[str] = []  # tokens new to the lists: put in order once, at the end
         for number in range(len(old), len(docs)):
@@ -199,7 +199,7 @@ class SearchIndex:
         bisect.insort(numbers, number)
         self._dirty.add(token)
 
-    def _append(self, number: int, tokens: frozenset[str], gone: set[str], fresh: list) -> None:
+    def _append(self, number: int, tokens: tuple[str, ...], gone: set[str], fresh: list) -> None:
         """A document after every other: its number ends each list it joins; a token
         new to the lists goes into `fresh`, for the caller to place in the order."""
         postings = self._postings
