@@ -361,7 +361,7 @@ def read_repository(
     root_real = root_real or os.path.realpath(root)
     directory = os.path.join(root, *relative.split("/"))
     problems: list[Problem] = []
-    descriptor = os.path.join(directory, "item.yaml")  # its cache key: _item_key
+    descriptor = _descriptor(root, relative)  # its cache key: _ITEM + descriptor
     try:
         st = os.lstat(descriptor)
         if not plain or stat.S_ISLNK(st.st_mode):
@@ -590,6 +590,11 @@ def _read_repositories(
 _ITEM = "item:"  # the crawl cache's keys of validated items: this, then item.yaml's path
 
 
+def _descriptor(root: Path | str, relative: str) -> str:
+    """The path of a repository's item.yaml."""
+    return os.path.join(root, *relative.split("/"), "item.yaml")
+
+
 class _Cached(NamedTuple):
     """What a worker sends of an item the cache gave it: the parent's cache holds the
     same item (the worker's cache is its copy), so only the key and the walk's problems
@@ -626,8 +631,7 @@ def _read_share(
         hits = cache.hits if cache is not None else 0
         item, problems = read_repository(root, name, relative, cache, root_real, plain)
         if cache is not None and cache.hits > hits:
-            descriptor = os.path.join(root, *relative.split("/"), "item.yaml")
-            read.append(_Cached(_ITEM + descriptor, problems))
+            read.append(_Cached(_ITEM + _descriptor(root, relative), problems))
         else:
             read.append((item, problems))
         if number % 64 == 0:
