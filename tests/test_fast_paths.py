@@ -347,3 +347,35 @@ def test_what_flattening_cannot_keep_is_left_to_jinja2(tmp_path):
         '{% extends "_layout.html" %}{% block main %}m{% endblock %}'
     )
     assert _render_both(tmp_path, "page.html", t="T", rows=[])[0] is False
+
+
+def test_the_key_of_each_persistent_url_is_its_ibis_key():
+    """form_key takes the key of the item's form that the URL writes instead of parsing
+    the IBI again: the same key as ibi_key for every URL of the sample (modifiers: all),
+    in both case spellings, and a parse for an IBI that is neither form."""
+    from dataclasses import replace
+
+    from ibistatic.archive.crawl import CrawlCache
+    from ibistatic.archive.load import load_archives
+    from ibistatic.config import load_config
+    from ibistatic.core.facts import has_open_translation
+    from ibistatic.core.identifiers import ibi_key, parse_ibi
+    from ibistatic.index.writer import precomputed_answers
+    from ibistatic.targets import form_key, page_targets
+
+    config = load_config(SAMPLE / "ibistatic.yaml")
+    loaded = load_archives(config.archives, config.site_url, CrawlCache())
+    targets = list(page_targets(loaded, "all"))
+    assert len({t.ibi for t in targets}) > 15
+    for target in targets:
+        assert form_key(target.item, target.ibi) == ibi_key(target.ibi)
+    answers = precomputed_answers(targets)
+    asked = {(ibi_key(t.ibi), t.modifier) for t in targets if not has_open_translation(t.modifier)}
+    assert {(key, modifier) for key in answers for modifier in answers[key]} == asked
+    item = targets[0].item
+    upper = item.repository.text.upper()
+    assert form_key(item, upper) == ibi_key(upper) == item.repository.key
+    written = replace(item, repository=parse_ibi(upper))  # a repository written in capitals
+    assert form_key(written, upper) == item.repository.key != upper
+    other = replace(item, ibip=None)
+    assert form_key(other, "8JMKD3MGP8W/35MMLL8") == "8JMKD3MGP8W/35MMLL8"

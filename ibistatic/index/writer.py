@@ -81,14 +81,15 @@ def _write(path: Path, data: bytes) -> None:
 def precomputed_answers(targets) -> dict[str, dict[str, list]]:
     """key -> {modifier: answer row} from the site's page targets (those that need no
     browser language), so that common lookups need no resolution at all."""
-    from ..core.identifiers import ibi_key
     from ..core.outcome import row_of
+    from ..targets import form_key
 
     answers: dict[str, dict[str, list]] = {}
     for target in targets:
         if has_open_translation(target.modifier):
             continue  # the answer depends on the browser's languages
-        answers.setdefault(ibi_key(target.ibi), {})[target.modifier] = row_of(target.resolution)
+        key = form_key(target.item, target.ibi)
+        answers.setdefault(key, {})[target.modifier] = row_of(target.resolution)
     return answers
 
 
