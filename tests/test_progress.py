@@ -122,7 +122,7 @@ def test_build_quiet_draws_nothing_on_a_terminal(tmp_path, monkeypatch, capsys):
 
 PHASES = re.compile(
     r" in \d+\.\d\d s \(crawling archives \d+\.\d\d s, resolving and rendering \d+\.\d\d s, "
-    r"index and site-wide files \d+\.\d\d s\)$"
+    r"index and site-wide files \d+\.\d\d s, saving the build state \d+\.\d\d s\)$"
 )
 
 

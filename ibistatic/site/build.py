@@ -241,6 +241,7 @@ class Publisher:
             )
             # the same generation still live: nothing published, the saved state holds
             if self.persist and self.state.generation != before:
+                self.progress.phase("saving the build state")  # 3-4 s at 100k: named
                 self._warn(save_state(self._state_path, self.state))
             if not self.persist:  # watch: the next republish writes into a spare made now
                 ahead = spare_ahead(self.config.output, self.state.publication())
