@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import replace
 
 import pytest
@@ -200,10 +201,28 @@ def test_an_observation_walked_by_forked_workers_is_the_one_walked_here(
         here = observe.observe(roots)
     assert forks == [1]  # the first walk was shared out, the second was not
     assert apart == here and len(apart.counts) > 6 and apart.entries == 2 + 3 + 40 * 5 + 3 + 7 * 5
-    assert apart.holds(roots)
+    digest, slept = observe._digest, []
+
+    def slow_first(results):  # each worker's first part is slow: the parts come back
+        if not slept:  # out of order, as on a loaded machine
+            slept.append(time.sleep(0.2))
+        return digest(results)
+
+    monkeypatch.setattr(observe, "_digest", slow_first)
+    with forked.using_jobs(3):  # checked again part by part, shared out as walked
+        assert apart.holds(roots)
+    assert forks == [1, 1] and not slept  # only the workers slept
     deep = tmp_path / "a" / "host1" / "repo4" / "doc" / "f2.txt"
     os.utime(deep, ns=(1, 1))  # only its times: nothing else under the roots changes
-    assert not apart.holds(roots)
+    with forked.using_jobs(3):
+        assert not apart.holds(roots)
+    with forked.using_jobs(1):
+        assert not apart.holds(roots)
+        assert here.holds([tmp_path / "b"]) is False  # other roots
+    now = observe.observe(roots)
+    (tmp_path / "a" / "host0" / "repo3" / "doc" / "f1.txt").unlink()  # an entry gone
+    with forked.using_jobs(3):
+        assert not now.holds(roots)
     os.symlink("f1.txt", deep.parent / "link")
     with forked.using_jobs(3):
         assert observe.observe(roots) is None

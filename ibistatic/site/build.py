@@ -74,7 +74,8 @@ def build_site(config: SiteConfig, *, log=None, full: bool = False, progress=Non
 
 def _build_site(config: SiteConfig, log, full: bool, progress) -> BuildReport:
     if not full:
-        report = unchanged_report(config, _output_names())
+        with forked.using_jobs(config.jobs):  # its lstat calls are shared out
+            report = unchanged_report(config, _output_names())
         if report is not None:
             return report
     forget_stamp(config)  # until this build is done, no stamp describes the live site
