@@ -18,6 +18,7 @@ import os
 import pickle
 import shutil
 import signal
+import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -235,13 +236,26 @@ def _run_share(share: int) -> None:
             pickle.dump(result, handle, protocol=pickle.HIGHEST_PROTOCOL)
         os.replace(path + ".tmp", path)  # a result file is whole or absent
     except BaseException as error:  # noqa: BLE001 - handed to the parent, which raises it
-        with open(path + ".error", "wb") as handle:
-            try:
-                pickle.dump(error, handle, protocol=pickle.HIGHEST_PROTOCOL)
-            except Exception:  # an exception that cannot be pickled: its text goes instead
-                handle.seek(0)
-                handle.truncate()
-                pickle.dump(RuntimeError(f"share {share}: {type(error).__name__}: {error}"), handle)
+        try:
+            _write_error(path + ".error", share, error)
+        except OSError as unwritten:  # a full disk: the parent can only say the worker
+            # died, so its cause is said here, in one line (never a traceback)
+            sys.stderr.write(
+                f"ibistatic: share {share + 1}: {type(error).__name__}: {error}; "
+                f"its report could not be written either: {unwritten}\n"
+            )
+            sys.stderr.flush()
+            os._exit(1)
+
+
+def _write_error(path: str, share: int, error: BaseException) -> None:
+    with open(path, "wb") as handle:
+        try:
+            pickle.dump(error, handle, protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception:  # an exception that cannot be pickled: its text goes instead
+            handle.seek(0)
+            handle.truncate()
+            pickle.dump(RuntimeError(f"share {share}: {type(error).__name__}: {error}"), handle)
 
 
 def _read_all(paths: list[str], folder: str) -> Iterator:

@@ -39,3 +39,22 @@ def test_a_failing_share_raises_and_leaves_no_files(scratch):
     with pytest.raises(ValueError, match="share 1 failed"):
         list(forked.run_shares(work))
     assert list(scratch.iterdir()) == []
+
+
+def test_a_worker_that_cannot_report_says_why_in_one_line(scratch, capfd):
+    """A full disk fails the work and then the worker's own report of it: the worker
+    says its cause in one line on stderr, never a traceback, and the parent raises
+    WorkerDied (the build's message: nothing was published)."""
+    import shutil
+
+    def work(share, counter):
+        if share == 1:
+            shutil.rmtree(forked._JOB[2])  # nowhere to write: as a full disk
+            raise OSError(28, "No space left on device", "page.html")
+        return share
+
+    with forked.using_jobs(2), pytest.raises(forked.WorkerDied, match="no result"):
+        list(forked.run_shares(work, None, "writing"))
+    err = capfd.readouterr().err
+    assert "share 2: OSError: [Errno 28] No space left on device: 'page.html'" in err
+    assert "its report could not be written either" in err and "Traceback" not in err
