@@ -14,7 +14,9 @@ from pathlib import Path
 
 from ..archive.load import LoadedArchives
 from ..core.facts import has_open_translation
+from ..core.outcome import row_of
 from ..core.properties import item_urls
+from ..targets import form_key
 from .records import FORMAT, VERSION, archive_record, item_record
 from .sharding import shard_name
 
@@ -81,9 +83,6 @@ def _write(path: Path, data: bytes) -> None:
 def precomputed_answers(targets) -> dict[str, dict[str, list]]:
     """key -> {modifier: answer row} from the site's page targets (those that need no
     browser language), so that common lookups need no resolution at all."""
-    from ..core.outcome import row_of
-    from ..targets import form_key
-
     answers: dict[str, dict[str, list]] = {}
     for target in targets:
         if has_open_translation(target.modifier):

@@ -6,8 +6,8 @@
 rendered again and whether the build is full or an update; each item output
 (site.item_phase), then each site output (site.site_phase) makes its files; the store
 (ibistatic.store) writes those whose bytes changed into a generation nobody serves and
-publishes it atomically.  What the
-build learns (site.facts) is folded into the state (site.state) for the next update.
+publishes it atomically.  What the build learns (site.facts) is folded into the state
+(site.state) for the next update.
 :class:`Publisher` keeps the state and the crawl between builds (watch mode).
 """
 
