@@ -630,7 +630,7 @@ def _read_share(
         plain = relative not in linked
         hits = cache.hits if cache is not None else 0
         item, problems = read_repository(root, name, relative, cache, root_real, plain)
-        if cache is not None and cache.hits > hits:
+        if cache is not None and cache.hits > hits:  # its one question, the item, answered
             read.append(_Cached(_ITEM + _descriptor(root, relative), problems))
         else:
             read.append((item, problems))
