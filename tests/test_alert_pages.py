@@ -153,3 +153,20 @@ def test_a_site_for_self_answering_hosts_has_no_redirect_page(tmp_path, sites):
     assert {p for p in left_out if not p.endswith("/index.html")} == portable
     pages_left_out = left_out - portable
     assert all(b'data-state="redirect"' in every[p] or p in _alerts(every) for p in pages_left_out)
+
+
+RECORD_LINK = re.compile(rb'<ul class="links">.*?<a href="([^"]+)">[^<]*</a></li>\n</ul>', re.S)
+
+
+def test_every_alert_page_links_to_a_record_page_of_the_site(sites):
+    """The links of an alert page (a skeleton when no copy is listed) end with the
+    record page of its item, a page the site holds."""
+    every = _pages(sites[True])
+    alerts = _alerts(every)
+    assert alerts  # the sample has items without metadata: `:` of those is an alert
+    for path in alerts:
+        found = RECORD_LINK.search(every[path])
+        assert found, path
+        link = found.group(1).decode()
+        assert link.startswith(SITE_URL + "record/"), (path, link)
+        assert link[len(SITE_URL) :] + "index.html" in every, (path, link)

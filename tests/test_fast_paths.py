@@ -379,3 +379,30 @@ def test_the_key_of_each_persistent_url_is_its_ibis_key():
     assert form_key(written, upper) == item.repository.key != upper
     other = replace(item, ibip=None)
     assert form_key(other, "8JMKD3MGP8W/35MMLL8") == "8JMKD3MGP8W/35MMLL8"
+
+
+_SEGMENT = st.text(
+    st.characters(blacklist_characters="/\\\x00", blacklist_categories=("Cs",)), min_size=1
+).filter(lambda s: s not in (".", ".."))
+
+
+@settings(max_examples=200, deadline=None)
+@given(segments=st.lists(_SEGMENT, min_size=1, max_size=4))
+def test_a_written_file_lands_where_os_path_join_puts_it(tmp_path_factory, segments):
+    """Files joins the output folder and a checked site path as a string (os.path.join
+    and dirname per file were 3 s at 100k): the same path os.path.join gives."""
+    import os
+
+    from ibistatic.site.pages import check_relative
+    from ibistatic.store.files import Files
+
+    relative = "/".join(segments)
+    check_relative(relative)
+    direct = tmp_path_factory.mktemp("direct")
+    files = Files({}, direct)
+    try:
+        path = files._path(relative)
+    except OSError:  # a name this file system refuses (too long): not the join's concern
+        return
+    assert path == os.path.join(direct, *segments)
+    assert os.path.isdir(os.path.dirname(path))

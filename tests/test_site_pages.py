@@ -864,3 +864,18 @@ def test_skeletons_fill_in_what_jinja_renders(values, modifier, archive, chain):
     assert site.fill("alert.html", _ALERT_FIELDS, context, tested) == site.render(
         "alert.html", **context
     )
+
+
+@given(
+    record=st.sampled_from([v for v in HOSTILE_VALUES if v]) | st.text(min_size=1, max_size=12),
+    lang=st.sampled_from(["en", "pt"]),
+)
+def test_alert_links_without_copies_fill_in_what_jinja_renders(record, lang):
+    """An alert page's links when no copy is listed come from a skeleton (most alert
+    pages); jinja2 rendering the template with no copies is the reference."""
+    from ibistatic.site.pages import Site
+
+    site = Site(load_config(SAMPLE / "ibistatic.yaml"))
+    filled = site.fill("_alert_links.html", ("record",), {"record": record}, {"copies": ()}, lang)
+    assert filled == site.render("_alert_links.html", lang, copies=[], record=record)
+    assert "<li>" in filled  # the record's link, whatever the value

@@ -322,13 +322,12 @@ def _alert_links(site: Site, target, loaded, lang: str) -> Markup:
             subject = record.representative([item for _, item in held])
             if target.resolution.alert in ("conflict", "no-original"):
                 copies = [h for h in record.holders(loaded, subject.key) if h.url]
+    link = record.record_url(site.site_url, subject.key)
+    if copies:
+        return Markup(site.render("_alert_links.html", lang, copies=copies, record=link))
+    # most alerts (`:` of an item without metadata): from a skeleton, not jinja2
     return Markup(
-        site.render(
-            "_alert_links.html",
-            lang,
-            copies=copies,
-            record=record.record_url(site.site_url, subject.key),
-        )
+        site.fill("_alert_links.html", ("record",), {"record": link}, {"copies": ()}, lang)
     )
 
 
