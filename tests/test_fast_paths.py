@@ -170,6 +170,9 @@ def test_templates_use_the_fast_escape_and_render_the_same():
     site = Site(load_config(SAMPLE / "ibistatic.yaml"))
     template = site.templates["filelist.html"]
     assert template.root_render_func.__globals__["escape"] is escaped
+    # jinja2's globals, as a dict: its ChainMap was copied key by key at each render
+    assert type(template.globals) is dict
+    assert template.globals == dict(jinja2.Environment().make_globals(None))
     plain = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(SITE_SRC)),
         autoescape=True,
