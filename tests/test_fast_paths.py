@@ -409,3 +409,109 @@ def test_a_written_file_lands_where_os_path_join_puts_it(tmp_path_factory, segme
         return
     assert path == os.path.join(direct, *segments)
     assert os.path.isdir(os.path.dirname(path))
+
+
+class _StockLoader:
+    """safe_yaml's loader without its string fast path: the reference."""
+
+    @staticmethod
+    def parse(data: bytes):
+        from ibistatic.archive import safe_yaml
+
+        class Stock(safe_yaml._Loader):
+            construct_object = safe_yaml._BaseLoader.construct_object
+
+        real = safe_yaml._Loader
+        safe_yaml._Loader = Stock
+        try:
+            return _outcome(safe_yaml.parse_descriptor, data)
+        finally:
+            safe_yaml._Loader = real
+
+
+def _outcome(parse, data: bytes):
+    from ibistatic.archive.safe_yaml import DescriptorError
+
+    try:
+        return ("value", parse(data))
+    except DescriptorError as error:
+        return ("error", error.found, error.expected)
+
+
+_YAML_SCALAR = st.sampled_from(
+    [
+        "a",
+        "Original",
+        "yes",
+        "on",
+        "~",
+        "",
+        "1",
+        "0x1F",
+        "1_000",
+        "1:20",
+        ".inf",
+        "2009-02-30",
+        "2009-07-21T13:23:45Z",
+        "'quoted'",
+        '"dq \\u00e9"',
+        "!!str 5",
+        "!!binary aGk=",
+        "&x v",
+        "*x",
+        "São José",
+        "a: b",
+        "- a",
+        "[a, *x]",
+        "{k: v, k: w}",
+        "<<: {m: 1}",
+        "!!bool maybe",
+        "# c",
+    ]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    lines=st.lists(
+        st.tuples(st.sampled_from(["state", "a", "b", "yes", "1", "  c"]), _YAML_SCALAR), max_size=6
+    )
+)
+def test_strings_read_as_the_stock_constructor_reads_them(lines):
+    """Descriptors, hostile ones included, read the same with the string fast path as
+    with the stock constructor: the same value, or the same error."""
+    from ibistatic.archive.safe_yaml import parse_descriptor
+
+    text = "".join(f"{key}: {value}\n" for key, value in lines).encode()
+    assert _outcome(parse_descriptor, text) == _StockLoader.parse(text)
+
+
+def test_the_hostile_and_sample_descriptors_read_as_the_stock_constructor_reads_them():
+    from hostile.cases import BILLION_LAUGHS, CASES
+    from ibistatic.archive.safe_yaml import parse_descriptor
+
+    inputs = [case.item for case in CASES if case.item is not None]
+    inputs += [path.read_bytes() for path in SAMPLE.parent.rglob("*.yaml")]
+    inputs.append(BILLION_LAUGHS.encode())
+    inputs.append(b"a: &r [*r]\nb: &m {k: *m}\n")  # recursive: a list and a mapping in themselves
+    assert len(inputs) > 150
+    for data in inputs:
+        fast, stock = _outcome(parse_descriptor, data), _StockLoader.parse(data)
+        assert len(fast) == len(stock) and fast[0] == stock[0], data[:200]
+        assert all(_same(x, y) for x, y in zip(fast[1:], stock[1:])), data[:200]
+
+
+def _same(a, b, seen=None) -> bool:
+    """a == b for YAML values whose lists and mappings may be shared (a billion laughs:
+    2 GB as text) or hold themselves (== would recurse): each pair is compared once."""
+    seen = set() if seen is None else seen
+    if type(a) is not type(b):
+        return False
+    if not isinstance(a, (list, dict)):
+        return a == b  # a key of a mapping, a scalar
+    if (id(a), id(b)) in seen:  # the values stay alive meanwhile: their ids are theirs
+        return True
+    seen.add((id(a), id(b)))
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(_same(a[k], b[k], seen) for k in a)
+    return len(a) == len(b) and all(_same(x, y, seen) for x, y in zip(a, b))
