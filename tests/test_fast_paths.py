@@ -411,22 +411,18 @@ def test_a_written_file_lands_where_os_path_join_puts_it(tmp_path_factory, segme
     assert os.path.isdir(os.path.dirname(path))
 
 
-class _StockLoader:
-    """safe_yaml's loader without its string fast path: the reference."""
+def _stock_outcome(data: bytes):
+    """What parse_descriptor gives with the stock constructor (no string fast path)."""
+    from ibistatic.archive import safe_yaml
 
-    @staticmethod
-    def parse(data: bytes):
-        from ibistatic.archive import safe_yaml
+    class Stock(safe_yaml._Loader):
+        construct_object = safe_yaml._BaseLoader.construct_object
 
-        class Stock(safe_yaml._Loader):
-            construct_object = safe_yaml._BaseLoader.construct_object
-
-        real = safe_yaml._Loader
-        safe_yaml._Loader = Stock
-        try:
-            return _outcome(safe_yaml.parse_descriptor, data)
-        finally:
-            safe_yaml._Loader = real
+    real, safe_yaml._Loader = safe_yaml._Loader, Stock
+    try:
+        return _outcome(safe_yaml.parse_descriptor, data)
+    finally:
+        safe_yaml._Loader = real
 
 
 def _outcome(parse, data: bytes):
@@ -483,7 +479,7 @@ def test_strings_read_as_the_stock_constructor_reads_them(lines):
     from ibistatic.archive.safe_yaml import parse_descriptor
 
     text = "".join(f"{key}: {value}\n" for key, value in lines).encode()
-    assert _outcome(parse_descriptor, text) == _StockLoader.parse(text)
+    assert _outcome(parse_descriptor, text) == _stock_outcome(text)
 
 
 def test_the_hostile_and_sample_descriptors_read_as_the_stock_constructor_reads_them():
@@ -496,7 +492,7 @@ def test_the_hostile_and_sample_descriptors_read_as_the_stock_constructor_reads_
     inputs.append(b"a: &r [*r]\nb: &m {k: *m}\n")  # recursive: a list and a mapping in themselves
     assert len(inputs) > 150
     for data in inputs:
-        fast, stock = _outcome(parse_descriptor, data), _StockLoader.parse(data)
+        fast, stock = _outcome(parse_descriptor, data), _stock_outcome(data)
         assert len(fast) == len(stock) and fast[0] == stock[0], data[:200]
         assert all(_same(x, y) for x, y in zip(fast[1:], stock[1:])), data[:200]
 
