@@ -879,3 +879,28 @@ def test_alert_links_without_copies_fill_in_what_jinja_renders(record, lang):
     filled = site.fill("_alert_links.html", ("record",), {"record": record}, {"copies": ()}, lang)
     assert filled == site.render("_alert_links.html", lang, copies=[], record=record)
     assert "<li>" in filled  # the record's link, whatever the value
+
+
+def test_a_sites_own_alert_links_are_rendered_by_jinja2(tmp_path):
+    """A site's own _alert_links.html may test or filter `record`: it is rendered, not
+    filled from a skeleton (whose marker would fail the test)."""
+    from types import SimpleNamespace
+
+    from ibistatic.site.pages import Site, _alert_links
+
+    own = tmp_path / "own"
+    own.mkdir()
+    (own / "_alert_links.html").write_text(
+        '{% if record.startswith("https://") %}secure {% endif %}{{ record|upper }}\n'
+    )
+    config = load_config(SAMPLE / "ibistatic.yaml")
+    target = SimpleNamespace(
+        item=SimpleNamespace(key="sid.inpe.br/mtc-m19/2013/09.04.12.27.57"),
+        resolution=SimpleNamespace(chain=(), alert="unavailable"),
+    )
+    site = Site(type(config)(**{**vars(config), "templates": own}))
+    assert not site.skeleton_links
+    assert str(_alert_links(site, target, None, "en")).startswith("secure HTTPS://")
+    bundled = Site(config)
+    assert bundled.skeleton_links
+    assert "<li><a href=" in str(_alert_links(bundled, target, None, "en"))

@@ -216,6 +216,10 @@ class Site:
         }
         self._meanings: dict[str, str] = {}
         self._skeletons: dict[tuple, Skeleton] = {}
+        # a site's own _alert_links.html may test or filter `record`, which a skeleton's
+        # marker would not pass: only the bundled one is filled from a skeleton
+        found = self.env.loader.get_source(self.env, "_alert_links.html")[1]
+        self.skeleton_links = found is not None and Path(found).parent == SITE_SRC
         # one file of assets/, never inline (site/script.py)
         self.script = Markup(f'<script src="{self.base}assets/{target_script()[0]}"></script>')
         self.policy = Markup(f'<meta http-equiv="Content-Security-Policy" content="{PAGE_POLICY}">')
@@ -323,7 +327,7 @@ def _alert_links(site: Site, target, loaded, lang: str) -> Markup:
             if target.resolution.alert in ("conflict", "no-original"):
                 copies = [h for h in record.holders(loaded, subject.key) if h.url]
     link = record.record_url(site.site_url, subject.key)
-    if copies:
+    if copies or not site.skeleton_links:
         return Markup(site.render("_alert_links.html", lang, copies=copies, record=link))
     # most alerts (`:` of an item without metadata): from a skeleton, not jinja2
     return Markup(
