@@ -899,8 +899,29 @@ def test_a_sites_own_alert_links_are_rendered_by_jinja2(tmp_path):
         resolution=SimpleNamespace(chain=(), alert="unavailable"),
     )
     site = Site(type(config)(**{**vars(config), "templates": own}))
-    assert not site.skeleton_links
+    assert not site.skeletal["_alert_links.html"]
     assert str(_alert_links(site, target, None, "en")).startswith("secure HTTPS://")
     bundled = Site(config)
-    assert bundled.skeleton_links
+    assert bundled.skeletal["_alert_links.html"]
     assert "<li><a href=" in str(_alert_links(bundled, target, None, "en"))
+
+
+def test_a_sites_own_filled_templates_are_rendered_as_written(tmp_path):
+    """Site.fill cuts only all-bundled templates into skeletons: a site's own redirect
+    page, or its own header under the bundled alert page, may test or filter a variable
+    (a skeleton would give it the marker), so fill() renders them."""
+    from ibistatic.site.pages import _TARGET_FIELDS, Site
+
+    own = tmp_path / "own"
+    own.mkdir()
+    (own / "redirect.html").write_text(
+        '{% if url.startswith("https://") %}secure {% endif %}{{ url|upper }} {{ ibi }}\n'
+    )
+    (own / "_header.html").write_text("<header>{{ heading|length }}</header>\n")
+    config = load_config(SAMPLE / "ibistatic.yaml")
+    site = Site(type(config)(**{**vars(config), "templates": own}))
+    assert site.skeletal == {"redirect.html": False, "alert.html": False, "_alert_links.html": True}
+    context = dict.fromkeys(_TARGET_FIELDS, "x") | {"url": "https://a.example/d", "ibi": "I"}
+    page = site.fill("redirect.html", _TARGET_FIELDS, context, {"modifier": "x"})
+    assert page == "secure HTTPS://A.EXAMPLE/D I\n"
+    assert all(Site(config).skeletal.values())  # the bundled ones: skeletons

@@ -28,10 +28,10 @@ from functools import lru_cache
 from pathlib import Path
 
 import jinja2
-from jinja2 import nodes
+from jinja2 import meta, nodes
 from markupsafe import escape
 
-__all__ = ["Texts", "Template", "escaped", "flattened"]
+__all__ = ["Texts", "Template", "escaped", "flattened", "all_bundled"]
 
 _HTML_SPECIAL = re.compile("[&<>\"']")
 
@@ -104,6 +104,16 @@ def flattened(environment: jinja2.Environment, name: str, bundled: Path) -> jinj
         return environment.get_template(name)
     code = environment.compile(flat, name, str(bundled / name))
     return environment.template_class.from_code(environment, code, environment.make_globals(None))
+
+
+def all_bundled(environment, name: str, bundled: Path) -> bool:
+    """Whether `name` and every template it extends, includes or imports are the bundled
+    ones (from `bundled`), none of them a site's own."""
+    tree = _bundled_tree(environment, name, bundled)
+    return tree is not None and all(
+        other is not None and all_bundled(environment, other, bundled)
+        for other in meta.find_referenced_templates(tree)
+    )
 
 
 def _bundled_tree(environment, name: str, bundled: Path) -> nodes.Template | None:

@@ -216,10 +216,9 @@ class Site:
         }
         self._meanings: dict[str, str] = {}
         self._skeletons: dict[tuple, Skeleton] = {}
-        # a site's own _alert_links.html may test or filter `record`, which a skeleton's
-        # marker would not pass: only the bundled one is filled from a skeleton
-        found = self.env.loader.get_source(self.env, "_alert_links.html")[1]
-        self.skeleton_links = found is not None and Path(found).parent == SITE_SRC
+        # fill() renders a site's own template: it may test what a skeleton only marks
+        filled = ("redirect.html", "alert.html", "_alert_links.html")
+        self.skeletal = {n: fastjinja.all_bundled(self.env, n, SITE_SRC) for n in filled}
         # one file of assets/, never inline (site/script.py)
         self.script = Markup(f'<script src="{self.base}assets/{target_script()[0]}"></script>')
         self.policy = Markup(f'<meta http-equiv="Content-Security-Policy" content="{PAGE_POLICY}">')
@@ -245,8 +244,10 @@ class Site:
     def fill(
         self, name: str, fields: Sequence[str], context: dict, tested: dict, lang: str | None = None
     ) -> str:
-        """`name` in `lang` rendered with `context`, from its skeleton for the outcome
-        `tested` of its conditions (variables whose truth the template tests)."""
+        """`name` in `lang` with `context`: from its skeleton for the outcome `tested` of
+        its conditions (the variables it tests), or rendered if it is a site's own."""
+        if not self.skeletal[name]:
+            return self.render(name, lang, **context)
         key = (name, lang, tuple(bool(value) for value in tested.values()))
         skeleton = self._skeletons.get(key)
         if skeleton is None:
@@ -327,7 +328,7 @@ def _alert_links(site: Site, target, loaded, lang: str) -> Markup:
             if target.resolution.alert in ("conflict", "no-original"):
                 copies = [h for h in record.holders(loaded, subject.key) if h.url]
     link = record.record_url(site.site_url, subject.key)
-    if copies or not site.skeleton_links:
+    if copies:
         return Markup(site.render("_alert_links.html", lang, copies=copies, record=link))
     # most alerts (`:` of an item without metadata): from a skeleton, not jinja2
     return Markup(
