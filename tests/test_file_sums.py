@@ -29,14 +29,14 @@ def reads(tmp_path, monkeypatch):
     (a line each, appended to a file)."""
     log = tmp_path / "reads.log"
     log.touch()
-    digest = hashlib.file_digest
+    digest = filesums._digest
 
-    def counted(file, name):
+    def counted(descriptor, size):
         with open(log, "a", encoding="ascii") as out:
             out.write("read\n")
-        return digest(file, name)
+        return digest(descriptor, size)
 
-    monkeypatch.setattr(hashlib, "file_digest", counted)
+    monkeypatch.setattr(filesums, "_digest", counted)
     return lambda: len(log.read_text(encoding="ascii").splitlines())
 
 
@@ -202,3 +202,36 @@ def test_a_cache_that_cannot_be_saved_is_said_once(tmp_path, settled):
     for kind in ("crawl cache", "file sums"):
         said = [w for w in report.warnings if w.startswith(kind) and "not saved" in w]
         assert len(said) == 1, report.warnings
+
+
+@pytest.mark.parametrize(
+    "size",
+    [
+        0,
+        1,
+        4095,
+        filesums._CHUNK - 1,
+        filesums._CHUNK,
+        filesums._CHUNK + 1,
+        3 * filesums._CHUNK + 7,
+    ],
+)
+def test_a_sum_is_the_sha256_of_the_whole_file(tmp_path, size):
+    """Small files come in one read, large ones a chunk at a time: either way the sum
+    is hashlib's of every byte, and the size the file's."""
+    data = os.urandom(size)
+    path = tmp_path / "document.bin"
+    path.write_bytes(data)
+    assert FileSums().size_and_sum(path) == (size, hashlib.sha256(data).hexdigest())
+
+
+def test_a_file_that_grows_after_its_fstat_is_read_to_its_end(tmp_path):
+    path = tmp_path / "growing.txt"
+    path.write_bytes(b"a" * 100)
+    descriptor = os.open(path, os.O_RDONLY)
+    try:
+        with open(path, "ab") as more:
+            more.write(b"b" * 50)
+        assert filesums._digest(descriptor, 100) == hashlib.sha256(b"a" * 100 + b"b" * 50).digest()
+    finally:
+        os.close(descriptor)

@@ -58,3 +58,93 @@ def test_a_worker_that_cannot_report_says_why_in_one_line(scratch, capfd):
     err = capfd.readouterr().err
     assert "share 2: OSError: [Errno 28] No space left on device: 'page.html'" in err
     assert "its report could not be written either" in err and "Traceback" not in err
+
+
+def test_shares_as_done_come_as_their_workers_end(scratch):
+    """The share that ends first is read first, while the other still works: the
+    parent's reading no longer waits for the slowest worker."""
+    import time
+
+    def work(share, counter):
+        if share == 0:
+            time.sleep(1.0)
+        return share, time.monotonic()
+
+    ends = []
+    with forked.using_jobs(2):
+        shares = forked.shares_as_done(work, ended=lambda: ends.append(time.monotonic()))
+        seen = [(share, result, time.monotonic()) for share, result in shares]
+    assert [share for share, _, _ in seen] == [1, 0]
+    # told of each end before its result was read
+    assert len(ends) == 2 and ends[0] <= seen[0][2] and seen[0][2] < ends[1] <= seen[1][2]
+    assert [result[0] for _, result, _ in seen] == [1, 0]
+    # share 1 was read before share 0 had ended
+    assert seen[0][2] < seen[1][1][1]
+    assert list(scratch.iterdir()) == []
+
+
+def test_shares_as_done_stop_the_others_when_one_fails(scratch):
+    import time
+
+    def work(share, counter):
+        if share == 1:
+            raise ValueError("share 2 failed")
+        time.sleep(30)  # killed, not waited for
+        return share
+
+    started = time.monotonic()
+    with forked.using_jobs(2), pytest.raises(ValueError, match="share 2 failed"):
+        list(forked.shares_as_done(work))
+    assert time.monotonic() - started < 10
+    assert list(scratch.iterdir()) == []
+
+
+def test_a_caller_that_stops_early_stops_the_workers(scratch):
+    import time
+
+    def work(share, counter):
+        if share == 0:
+            time.sleep(30)
+        return share
+
+    started = time.monotonic()
+    with forked.using_jobs(2):
+        shares = forked.shares_as_done(work)
+        assert next(shares) == (1, 1)
+        shares.close()
+    assert time.monotonic() - started < 10
+    assert list(scratch.iterdir()) == []
+
+
+def test_an_aside_begins_only_when_told_and_gives_its_result(scratch):
+    import time
+
+    with forked.Aside(lambda: time.monotonic(), "testing") as aside:
+        time.sleep(0.5)
+        told = time.monotonic()
+        aside.go()
+        began = aside.result()
+    assert began >= told
+    assert list(scratch.iterdir()) == []
+
+
+def test_an_aside_raises_its_error(scratch):
+    def work():
+        raise ValueError("the search failed")
+
+    with (
+        pytest.raises(ValueError, match="the search failed"),
+        forked.Aside(work, "testing") as aside,
+    ):
+        aside.result()
+    assert list(scratch.iterdir()) == []
+
+
+def test_an_aside_never_asked_is_stopped_with_its_block(scratch):
+    import time
+
+    with forked.Aside(lambda: time.sleep(60), "testing") as aside:
+        aside.go()
+        process = aside._processes[0]
+    assert not process.is_alive()
+    assert list(scratch.iterdir()) == []

@@ -103,10 +103,13 @@ def test_every_jobs_count_builds_the_same_site(tmp_path, monkeypatch):
     monkeypatch.setattr("ibistatic.store.store.PARALLEL_ITEMS", 1)  # fork for a small site
     monkeypatch.setattr("ibistatic.archive.crawl.PARALLEL_REPOSITORIES", 1)
     forks = []
-    run_shares = forked.run_shares
-    monkeypatch.setattr(
-        forked, "run_shares", lambda *a, **k: forks.append(forked.workers()) or run_shares(*a, **k)
-    )
+    start = forked._start  # where run_shares, shares_as_done and Aside fork
+
+    def counted(work, shares=None):
+        forks.append(shares or forked.workers())
+        return start(work, shares)
+
+    monkeypatch.setattr(forked, "_start", counted)
     sites = {}
     path = make_project(tmp_path)
     for jobs in (1, 3):
@@ -114,10 +117,11 @@ def test_every_jobs_count_builds_the_same_site(tmp_path, monkeypatch):
         shutil.rmtree(config.cache_dir, ignore_errors=True)  # every descriptor parsed
         build_site(config, full=True)
         sites[jobs] = snapshot(config.output)
-    # --jobs 1 never forked; 3 forked to crawl each of the 2 Archives, then for the
-    # items, then for the costly site-wide files (index, sitemaps, search, host files)
-    assert forks == [3, 3, 3, 3]
+    # --jobs 1 never forked; 3 forked to crawl each of the 2 Archives, 1 for the search
+    # (begun while the items end), 3 for the items, then 3 for the other costly
+    # site-wide files (index, sitemaps, host files)
+    assert forks == [3, 3, 1, 3, 3]
     assert sites[1] == sites[3] and len(sites[1]) > 100
     forks.clear()
     build_site(config, full=True)  # the crawl cache knows every item: still shared out
-    assert forks == [3, 3, 3, 3] and snapshot(config.output) == sites[1]
+    assert forks == [3, 3, 1, 3, 3] and snapshot(config.output) == sites[1]

@@ -303,3 +303,32 @@ def test_each_items_urls_are_made_once_and_chunks_change_no_byte(tmp_path, monke
     items = len(list((tmp_path / "archives").rglob("item.yaml")))
     assert items > 10 and len(asked) == items  # every item, none twice
     assert len({id(item) for item in asked}) == items
+
+
+def test_the_state_keeps_an_items_alike_answers_once(tmp_path):
+    """An item's repository name and IBIp answer alike: their packed answers are one
+    bytes object, in the build's state and in the state read back (and the index still
+    lists each key with its answers)."""
+    import json
+
+    from ibistatic.site.state import load_state
+    from ibistatic.store.files import unpack
+    from site_helpers import write_config
+
+    config = load_config(write_config(tmp_path, [SAMPLE / "mtc-m16c", SAMPLE / "mtc-m16d"]))
+    build_site(config)
+    state, _ = load_state(config.cache_dir / "site-state.pickle")
+    shared = different = 0
+    for answers in state.answers.values():
+        values = list(answers.values())
+        for first, second in zip(values, values[1:]):
+            if unpack(first) == unpack(second):
+                assert first is second
+                shared += 1
+            else:
+                assert first is not second
+                different += 1
+    assert shared >= 5, (shared, different)
+    answers_files = list((config.output / "index" / "answers").glob("*.json"))
+    listed = {key for path in answers_files for key in json.loads(path.read_bytes())}
+    assert listed == {key for answers in state.answers.values() for key in answers}

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import shutil
 import xml.etree.ElementTree as ET
@@ -766,6 +767,29 @@ def test_two_processes_write_the_same_pages(tmp_path, monkeypatch):
     assert [
         name for name in one if one[name] != two[name] and not name.startswith("_ibistatic/")
     ] == []
+
+
+def test_a_failing_early_output_fails_the_build_and_keeps_the_last_site(tmp_path, monkeypatch):
+    """The search, made in its own process while the items end, fails the build as any
+    site output would: its error is raised, the last site stays published as it was."""
+    from ibistatic.site.build import build_site
+    from ibistatic.site.outputs import search
+    from ibistatic.store import store
+
+    config = load_config(write_config(tmp_path, [SAMPLE / "mtc-m16c", SAMPLE / "mtc-m16d"]))
+    build_site(config, full=True)
+    before = tree_bytes(config.output)
+
+    def broken(self, plan, context):
+        raise RuntimeError(f"search broke in process {os.getpid()}")
+        yield
+
+    monkeypatch.setattr(store, "PARALLEL_ITEMS", 1)
+    monkeypatch.setattr(search.Search, "files", broken)
+    with pytest.raises(RuntimeError, match="search broke in process") as failed:
+        build_site(config, full=True)
+    assert str(os.getpid()) not in str(failed.value)  # made in a forked process
+    assert tree_bytes(config.output) == before
 
 
 SITE_FILES = [

@@ -568,22 +568,22 @@ def _read_repositories(
             reported = done
 
     doing = f"reading the {len(relatives):,} repositories of Archive {name}"
-    shares = forked.run_shares(
+    shares = forked.shares_as_done(
         lambda share, counter: _read_share(
             share, counter, root, name, relatives, cache, root_real, linked
         ),
         advance,
         doing,
     )
-    advance(len(relatives))
     results: list = [None] * len(relatives)
-    for share, (read, fresh, hits, misses) in enumerate(shares):
+    for share, (read, fresh, hits, misses) in shares:
         if cache is not None:
             read = [_from_cache(cache, result) for result in read]
             cache.entries.update(fresh)  # what the worker parsed, as received
             cache.hits += hits
             cache.misses += misses
         results[share :: forked.workers()] = read
+    advance(len(relatives))
     return results
 
 

@@ -37,7 +37,7 @@ from .hosts.checks import published_tree_warnings
 from .item_phase import render_items
 from .outputs import SiteContext
 from .plan import Plan, last_published, nothing_to_do, plan_build
-from .site_phase import render_site
+from .site_phase import early_context, early_outputs, render_site
 from .state import State, fingerprint, load_state, save_state
 from .unchanged import forget_stamp, save_stamp, unchanged_report
 
@@ -115,18 +115,30 @@ def publish(
         else State(fingerprint(config, loaded), {}, {}, {}, {}, {}, plan.digits)
     )
     site = pages.Site(config, file_sums)
-    with _open_store(config.output, plan, state) as store:
+    # the context the early site outputs (the search) will see, made only if they fork
+    as_it_will_be = partial(_early_context, config, site, loaded, state, plan, log)
+    with (
+        _open_store(config.output, plan, state) as store,
+        early_outputs(plan, as_it_will_be, store, keep_memo) as early,
+    ):
         progress.phase("resolving and rendering", len(plan.rendered()))
-        facts = render_items(config, site, loaded, plan, store, progress)
+        begin = early.begin if early is not None else None
+        facts = render_items(config, site, loaded, plan, store, progress, begin)
         store.carry(carried_digests(state, plan.affected))  # the pages no change reached
         item_pages = len(store.digests)  # every file so far is an item's page
         touched = fold_facts(loaded, state, plan, facts)
         del facts  # in the state now
         progress.phase("index and site-wide files")
         context = _site_context(config, site, loaded, state, touched, log)
-        made = render_site(plan, context, store, keep=keep_memo)
+        made = render_site(plan, context, store, keep=keep_memo, early=early)
         publication, removed = store.commit()
     store.finish(publication)
+    _published(state, publication, store, made, item_pages)
+    return _report(config, loaded, state, plan, store.written, removed, made.notices), state
+
+
+def _published(state: State, publication, store: Store, made, item_pages: int) -> None:
+    """`state` made that of what `publication` now serves."""
     state.generation, state.spare, state.behind = (
         publication.generation,
         publication.spare,
@@ -139,7 +151,6 @@ def publish(
     )
     state.pages, state.notices = item_pages + made.pages, tuple(made.notices)
     state.outputs = _output_names()
-    return _report(config, loaded, state, plan, store.written, removed, made.notices), state
 
 
 def _already_published(plan: Plan, loaded, last: State | None, keep_memo: bool) -> bool:
@@ -174,6 +185,10 @@ def _open_store(output: Path, plan: Plan, state: State) -> Store:
     if plan.full:
         return Store.full(output)
     return Store.update(output, state.publication(), state.digests)
+
+
+def _early_context(config, site, loaded, state: State, plan: Plan, log) -> SiteContext:
+    return early_context(_site_context(config, site, loaded, state, set(), log), plan)
 
 
 def _site_context(config, site, loaded, state: State, touched: set[str], log) -> SiteContext:

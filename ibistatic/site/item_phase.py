@@ -10,6 +10,7 @@ chunk, not of all its items.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
 
 from ..store.files import Files
@@ -25,13 +26,17 @@ from .site_phase import put_checked
 __all__ = ["CHUNK_KEYS", "render_items"]
 
 
-def render_items(config, site, loaded, plan: Plan, store: Store, progress) -> Facts:
-    """The item outputs of the plan's rendered items (in forked workers when many)."""
+def render_items(
+    config, site, loaded, plan: Plan, store: Store, progress, begun: Callable | None = None
+) -> Facts:
+    """The item outputs of the plan's rendered items (in forked workers when many);
+    `begun()` once the first worker ends (a core is free: the early site outputs
+    begin)."""
     facts = Facts()
     site.file_sums.known  # read before forking: every worker shares one copy,
     loaded.views()  # and the views (each counts its Archive's languages: 1 s at 100k)
     work = partial(_render_share, config, site, loaded, plan)
-    for part in store.render(plan.rendered(), work, progress):
+    for part in store.render(plan.rendered(), work, progress, begun):
         facts.merge(part)
         del part  # before the next is read: one worker's result at a time in memory
     site.file_sums.keep(facts.file_sums, whole=plan.full)

@@ -87,12 +87,15 @@ class Store:
         keys: list[str],
         work: Callable[[list[str], Files, Callable[[], None]], Result],
         progress,
+        ended: Callable[[], None] | None = None,
     ) -> Iterator[Result]:
         """`work(keys, files, tick)` over `keys`: in forked processes when there are many
         and the files go straight to disk, else here; `tick()` once per key done.  Yields
-        each worker's result in turn (one at a time in memory)."""
+        each worker's result as it ends (one at a time in memory; the parent reads one
+        while the others finish), so their order is not the keys'.  `ended()` as each
+        worker ends, before its result is read (forked.shares_as_done)."""
         direct = self.generation.direct
-        if direct is None or len(keys) < PARALLEL_ITEMS or not forked.available():
+        if not self.forks(len(keys)):
             yield work(keys, self.files, progress.advance)
             self.flush()
             return
@@ -102,7 +105,8 @@ class Store:
             result = work(keys[share :: forked.workers()], files, lambda: forked.count(done, 1))
             return result, files.digests, files.written
 
-        for result, digests, written in forked.run_shares(share_of, progress.update):
+        shares = forked.shares_as_done(share_of, progress.update, ended=ended)
+        for _, (result, digests, written) in shares:
             self.files.absorb(digests, written)
             yield result
 
@@ -115,10 +119,15 @@ class Store:
         PARALLEL_ITEMS `items`, or no fork).  Each worker takes the next part not taken
         when it is done with one (give the costliest first).  Yields the results in the
         order of `parts`."""
-        direct = self.generation.direct
-        if direct is None or items < PARALLEL_ITEMS or len(parts) < 2 or not forked.available():
+        if not self.forks(items) or len(parts) < 2:
             return None
-        return self._apart(parts, work, direct)
+        return self._apart(parts, work, self.generation.direct)
+
+    def forks(self, items: int) -> bool:
+        """Whether work over `items` items is shared among forked processes: a full build
+        (its files go straight into the new tree) of PARALLEL_ITEMS items or more, where
+        this process may fork."""
+        return self.generation.direct is not None and items >= PARALLEL_ITEMS and forked.available()
 
     def _apart(self, parts: list, work, direct) -> Iterator[Result]:
         def share_of(share: int, taken) -> tuple:

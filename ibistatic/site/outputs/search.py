@@ -27,6 +27,8 @@ class Search:
     remembered = False
     #: forked in a full build, the costliest first: the static search (6 s of CPU at 100k)
     apart = 4
+    #: it reads only the items: begun while the items' last workers end (site_phase)
+    early = True
 
     def files(self, plan, context) -> Iterator[File]:
         # the search index and the list pages (number -> (documents, pages, text)) kept
