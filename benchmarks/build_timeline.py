@@ -79,13 +79,13 @@ def _timed_as_done(shares_as_done):
     span runs to the last result's arrival (the results of those that ended first are
     read meanwhile, while the others still work)."""
 
-    def timed(work, progress=None, doing="running a job in forked processes"):
+    def timed(work, progress=None, doing="running a job in forked processes", ended=None):
         caller = sys._getframe(1).f_code.co_name
         started = time.perf_counter()
         last = started
         reading = 0.0
         unpickled = READ[0]
-        for share, result in shares_as_done(work, progress, doing):
+        for share, result in shares_as_done(work, progress, doing, ended):
             last = time.perf_counter() - (READ[0] - unpickled)  # before this one's unpickling
             yield share, result
             reading += time.perf_counter() - last
