@@ -25,10 +25,12 @@ class Search:
     name = "search"
     pages = False
     remembered = False
-    #: forked in a full build, the costliest first: the static search (6 s of CPU at 100k)
-    apart = 4
-    #: it reads only the items: begun while the items' last workers end (site_phase)
+    #: it reads only the items: in a full build of a large site, made in a process of
+    #: its own begun while the items' last workers end (site_phase.early_outputs)
     early = True
+    #: the costliest of the forked site outputs (6 s of CPU at 100k), should a full
+    #: build run render_site without early_outputs
+    apart = 4
 
     def files(self, plan, context) -> Iterator[File]:
         # the search index and the list pages (number -> (documents, pages, text)) kept
