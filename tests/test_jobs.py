@@ -125,3 +125,23 @@ def test_every_jobs_count_builds_the_same_site(tmp_path, monkeypatch):
     forks.clear()
     build_site(config, full=True)  # the crawl cache knows every item: still shared out
     assert forks == [3, 3, 1, 3, 3] and snapshot(config.output) == sites[1]
+
+
+@pytest.mark.skipif(not forked.available(), reason="needs fork")
+def test_a_crawl_cache_saved_beside_the_build_serves_the_next_build(tmp_path, monkeypatch):
+    """A large crawl cache is saved by its own process while the build plans and
+    renders; the next build finds every descriptor in it and builds the same site."""
+    from ibistatic.archive import crawl
+    from ibistatic.site.build import Publisher
+
+    monkeypatch.setattr(crawl, "SAVE_ASIDE", 1)  # aside even for the small sample
+    config = load_command_config(make_project(tmp_path), None, 2)
+    first = Publisher(config)
+    report = first.build(full=True)
+    assert report.state_saved and first.cache.misses > 10
+    assert first.cache._entries is None  # let go at once: the other process saved them
+    built = snapshot(config.output)
+    second = Publisher(config)
+    second.build(full=True)
+    assert second.cache.misses == 0 and second.cache.hits == first.cache.misses
+    assert snapshot(config.output) == built

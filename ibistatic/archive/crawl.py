@@ -15,6 +15,7 @@ import os
 import re
 import stat
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -124,13 +125,57 @@ class CrawlCache:
     def save(self) -> None:
         """Into its file, unless nothing was put since (every put follows a miss): a
         rebuild that read nothing new writes nothing."""
-        if self.path is None or (self.misses == self._saved_misses and self.path.exists()):
+        if self._saved_already():
             return
+        self._settle(self._write(), self.misses)
+
+    @contextmanager
+    def saved(self) -> Iterator[None]:
+        """save() and release() for the block that follows.  A large cache is saved by
+        a forked process (forked.Aside) while the block runs, and its entries are let go
+        here at once; the block's end waits for that process and takes its warning.  At
+        100,000 items the saving (about 1 s) then runs beside the planning of the build,
+        on the core the parent leaves idle, not before it.  Should that saving fail,
+        the entries are gone all the same: only a later read of the cache (watch never
+        comes here) parses the descriptors again."""
+        if self._saved_already() or len(self.entries) < SAVE_ASIDE or not forked.available():
+            self.save()
+            self.release()
+            yield
+            return
+        misses = self.misses
+
+        def save_there() -> str | None:
+            with forked.in_process():  # a forked process may not fork again
+                return self._write()
+
+        with forked.Aside(save_there, "saving the crawl cache") as aside:
+            aside.go()
+            self._entries = None  # the process has its copy
+            yield
+            self._settle(aside.result(), misses)
+
+    def _saved_already(self) -> bool:
+        return self.path is None or (self.misses == self._saved_misses and self.path.exists())
+
+    def _write(self) -> str | None:
+        """The entries into the file; why not, if they could not be."""
         try:  # in chunks: one pickle's memo would double the peak
             save_sealed(self.path, "crawl cache", (CACHE_VERSION, None), [self.entries])
-            self._saved_misses = self.misses
         except (Untrusted, OSError) as why:
-            self.warnings.append(f"crawl cache {self.path} not saved: {why}")
+            return f"crawl cache {self.path} not saved: {why}"
+        return None
+
+    def _settle(self, unsaved: str | None, misses: int) -> None:
+        if unsaved is None:
+            self._saved_misses = misses
+        else:
+            self.warnings.append(unsaved)
+
+
+#: entries from which a build's crawl cache is saved by a forked process beside the
+#: build (CrawlCache.saved); fewer are saved in a few milliseconds, less than a fork
+SAVE_ASIDE = 5000
 
 
 _MISSING = object()

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -237,9 +238,22 @@ class Publisher:
         started = time.perf_counter()
         check_output(self.config)
         loaded = self._load(full, changed_paths)
-        if self.persist:  # saved now, the crawl cache and file sums leave memory for the
-            self.cache.save()  # rest of the build (at 100k, tens of MB in every worker);
-            self.cache.release()  # watch keeps both for its next republish
+        # saved now (beside the build when large), the crawl cache and file sums leave
+        # memory for the rest of the build (at 100k, tens of MB in every worker); watch
+        # keeps both for its next republish
+        with self.cache.saved() if self.persist else nullcontext():
+            report = self._publish(loaded, full)
+        self.progress.finish()
+        # the crawl cache was saved after the crawl and the file sums after the file lists
+        # (watch saves both on stop, save_state): a second try would only warn twice
+        report.state_saved = not (self.cache.warnings or self._warnings)
+        report.warnings.extend(self.cache.warnings + self.file_sums.warnings + self._warnings)
+        self.cache.warnings, self.file_sums.warnings, self._warnings = [], [], []
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def _publish(self, loaded: LoadedArchives, full: bool) -> BuildReport:
+        """publish() `loaded` over the last state, then save the new one (not watch)."""
         self.file_sums.save_early = self.persist
         try:
             last = None if full else self._usable_state(loaded)
@@ -269,13 +283,6 @@ class Publisher:
             self._loaded = None
             self.state = None
             raise
-        self.progress.finish()
-        # the crawl cache was saved after the crawl and the file sums after the file lists
-        # (watch saves both on stop, save_state): a second try would only warn twice
-        report.state_saved = not (self.cache.warnings or self._warnings)
-        report.warnings.extend(self.cache.warnings + self.file_sums.warnings + self._warnings)
-        self.cache.warnings, self.file_sums.warnings, self._warnings = [], [], []
-        report.seconds = time.perf_counter() - started
         return report
 
     def _load(self, full: bool, changed_paths: set[str] | None) -> LoadedArchives:
