@@ -949,3 +949,19 @@ def test_a_sites_own_filled_templates_are_rendered_as_written(tmp_path):
     page = site.fill("redirect.html", _TARGET_FIELDS, context, {"modifier": "x"})
     assert page == "secure HTTPS://A.EXAMPLE/D I\n"
     assert all(Site(config).skeletal.values())  # the bundled ones: skeletons
+
+
+@given(st.text(alphabet=["a", ".", "/", "\\", "\x00", "é"], max_size=12))
+def test_check_relative_refuses_exactly_the_paths_that_may_leave_the_site(relative):
+    """Refused iff a segment is empty, '.' or '..', or the path holds a backslash or NUL."""
+    leaves = (
+        any(segment in ("", ".", "..") for segment in relative.split("/"))
+        or "\\" in relative
+        or "\x00" in relative
+    )
+    try:
+        check_relative(relative)
+    except IbistaticError:
+        assert leaves
+    else:
+        assert not leaves
