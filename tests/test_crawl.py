@@ -430,16 +430,25 @@ def test_a_large_cache_that_cannot_be_saved_beside_the_block_says_why_once(tmp_p
 
 
 @pytest.mark.skipif(not forked.available(), reason="needs fork")
-def test_a_failing_block_stops_the_saving_process(tmp_path, monkeypatch):
+def test_a_failing_block_still_waits_for_the_saving(tmp_path, monkeypatch):
+    """The build's error is raised, after the cache is saved whole: the crawl's work is
+    kept, and no half-written file is left in the cache folder."""
     import time
 
     monkeypatch.setattr(crawl_module, "SAVE_ASIDE", 2)
-    monkeypatch.setattr(crawl_module, "save_sealed", lambda *a, **k: time.sleep(60))
+    save_sealed = crawl_module.save_sealed
+
+    def slow(*args, **kwargs):
+        time.sleep(0.5)
+        return save_sealed(*args, **kwargs)
+
+    monkeypatch.setattr(crawl_module, "save_sealed", slow)
     cache = CrawlCache(tmp_path / "crawl.pickle")
     for number in range(3):
         cache.misses += 1
         cache.put(f"item:{number}", (1, 2, number), f"value {number}")
-    started = time.monotonic()
     with pytest.raises(RuntimeError, match="the build failed"), cache.saved():
         raise RuntimeError("the build failed")
-    assert time.monotonic() - started < 10
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["crawl.pickle"]
+    again = CrawlCache(tmp_path / "crawl.pickle")
+    assert again.get("item:2", (1, 2, 2)) == "value 2"

@@ -133,7 +133,8 @@ class CrawlCache:
     def saved(self) -> Iterator[None]:
         """save() and release() for the block that follows.  A large cache is saved by
         a forked process (forked.Aside) while the block runs, and its entries are let go
-        here at once; the block's end waits for that process and takes its warning.  At
+        here at once; the block's end (even a failure) waits for that process and takes
+        its warning.  At
         100,000 items the saving (about 1 s) then runs beside the planning of the build,
         on the core the parent leaves idle, not before it.  Should that saving fail,
         the entries are gone all the same: only a later read of the cache (watch never
@@ -152,8 +153,10 @@ class CrawlCache:
         with forked.Aside(save_there, "saving the crawl cache") as aside:
             aside.go()
             self._entries = None  # the process has its copy
-            yield
-            self._settle(aside.result(), misses)
+            try:
+                yield
+            finally:  # waited for even when the block fails: the crawl's work is kept,
+                self._settle(_outcome(aside), misses)  # and no half-written file is left
 
     def _saved_already(self) -> bool:
         return self.path is None or (self.misses == self._saved_misses and self.path.exists())
@@ -171,6 +174,14 @@ class CrawlCache:
             self._saved_misses = misses
         else:
             self.warnings.append(unsaved)
+
+
+def _outcome(aside: forked.Aside) -> str | None:
+    """What the saving process said (why it did not save), or how it failed."""
+    try:
+        return aside.result()
+    except Exception as error:  # noqa: BLE001 - a warning: the build goes on without it
+        return f"crawl cache not saved: {type(error).__name__}: {error}"
 
 
 #: entries from which a build's crawl cache is saved by a forked process beside the
