@@ -174,19 +174,11 @@ def shares_as_done(
     caller that stops iterating early."""
     processes, counter, folder = _start(work)
     try:
-        waiting = {process.sentinel: share for share, process in enumerate(processes)}
-        while waiting:
-            for sentinel in multiprocessing.connection.wait(list(waiting), timeout=0.1):
-                share = waiting.pop(sentinel)
-                processes[share].join()
-                _raise_failure(share, processes[share], folder, doing, len(processes))
-                if ended is not None:
-                    ended()
-                if progress is not None:
-                    progress(counter.value)
-                yield share, _read(_result_path(folder, share))
-            if progress is not None:
-                progress(counter.value)
+        for share in _as_they_end(processes, counter, progress):
+            _raise_failure(share, processes[share], folder, doing, len(processes))
+            if ended is not None:
+                ended()
+            yield share, _read(_result_path(folder, share))
     finally:
         _stop(processes, folder)
 
@@ -271,10 +263,21 @@ def _stop(processes: list, folder: str) -> None:
 
 def _wait(processes: list, counter, progress: Callable[[int], None] | None) -> None:
     """Until every process has ended, reporting progress about ten times a second."""
-    waiting = {process.sentinel: process for process in processes}
+    for _ in _as_they_end(processes, counter, progress):
+        pass
+
+
+def _as_they_end(processes: list, counter, progress: Callable[[int], None] | None) -> Iterator[int]:
+    """The number of each process as it ends (joined), reporting progress about ten
+    times a second meanwhile and as each ends."""
+    waiting = {process.sentinel: number for number, process in enumerate(processes)}
     while waiting:
         for sentinel in multiprocessing.connection.wait(list(waiting), timeout=0.1):
-            waiting.pop(sentinel).join()
+            number = waiting.pop(sentinel)
+            processes[number].join()
+            if progress is not None:
+                progress(counter.value)
+            yield number
         if progress is not None:
             progress(counter.value)
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from contextlib import nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 
@@ -38,7 +38,7 @@ from .hosts.checks import published_tree_warnings
 from .item_phase import render_items
 from .outputs import SiteContext
 from .plan import Plan, last_published, nothing_to_do, plan_build
-from .site_phase import early_context, early_outputs, render_site
+from .site_phase import early_outputs, render_site
 from .state import State, fingerprint, load_state, save_state
 from .unchanged import forget_stamp, save_stamp, unchanged_report
 
@@ -189,7 +189,9 @@ def _open_store(output: Path, plan: Plan, state: State) -> Store:
 
 
 def _early_context(config, site, loaded, state: State, plan: Plan, log) -> SiteContext:
-    return early_context(_site_context(config, site, loaded, state, set(), log), plan)
+    """The site context as the early site outputs will see it: its state's items the
+    plan's, as fold_facts will make them (all that such an output reads)."""
+    return _site_context(config, site, loaded, replace(state, items=plan.items), set(), log)
 
 
 def _site_context(config, site, loaded, state: State, touched: set[str], log) -> SiteContext:

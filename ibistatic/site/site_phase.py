@@ -89,11 +89,6 @@ def early_outputs(
         yield EarlyOutputs(early, aside)
 
 
-def early_context(context: SiteContext, plan: Plan) -> SiteContext:
-    """`context` with its state's items those of `plan` (what fold_facts makes them)."""
-    return replace(context, state=replace(context.state, items=plan.items))
-
-
 def _early_things(plan: Plan, context: SiteContext, early: tuple) -> dict[str, list]:
     """In the early process: output name -> what it yields, each File whole (its lines
     joined) so that it can be sent back."""
@@ -126,15 +121,12 @@ def render_site(
     stays for the next republish, which then costs what it changes.  `early`: those
     already begun (early_outputs), put last, when the others are made."""
     begun = early.outputs if early is not None else ()
+    left = [output for output in outputs.SITE_OUTPUTS if output not in begun]
     apart = sorted(  # the costliest first: the workers take the next one left
-        (
-            output
-            for output in outputs.SITE_OUTPUTS
-            if getattr(output, "apart", 0) and output not in begun
-        ),
+        (output for output in left if getattr(output, "apart", 0)),
         key=lambda output: -output.apart,
     )
-    here = [output for output in outputs.SITE_OUTPUTS if output not in apart]
+    here = [output for output in left if output not in apart]
     made_apart = (
         None
         if keep
@@ -143,12 +135,11 @@ def render_site(
         )
     )
     if made_apart is None:  # an update, a small site, or no fork: all of them here
-        here, made = list(outputs.SITE_OUTPUTS), {}
+        here, made = left, {}
     else:  # the forked ones first: their workers see nothing the parent puts after
         made = dict(zip(apart, made_apart))
     for output in here:
-        if output not in begun:
-            made[output] = _made_by(plan, context, output, store)
+        made[output] = _made_by(plan, context, output, store)
     if early is not None:
         made.update(early.made(store))
     total = SiteMade()
