@@ -9,7 +9,10 @@ from __future__ import annotations
 import datetime as _dt
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from ibistatic.archive import descriptors
 from ibistatic.archive.descriptors import read_archive_info, read_item
 
 REPO = "sid.inpe.br/mtc-m18@80/2009/07.21.13.23"
@@ -785,3 +788,30 @@ def test_archive_unknown_pair_list_charset_is_an_error():
     assert problems == [
         "error: a: archive.yaml: pair-list-charset: 'latin-9'; expected one of utf-8, iso-8859-1"
     ]
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.tuples(
+        st.integers(0, 9999),
+        st.integers(0, 13),
+        st.integers(0, 32),
+        st.integers(0, 25),
+        st.integers(0, 61),
+        st.integers(0, 61),
+    )
+)
+def test_a_timestamp_is_refused_exactly_when_it_names_no_real_date_and_time(fields):
+    """The calendar check (fromisoformat on ISO_UTC's shape) against its definition:
+    what strptime reads as a date and time, at and around every field's bounds."""
+    text = "%04d-%02d-%02dT%02d:%02d:%02dZ" % fields
+    collector = descriptors.Collector("a", "R/item.yaml")
+    context = {"fallback_timestamp": "2000-01-01T00:00:00Z"}
+    kept = descriptors._timestamp(collector, "timestamp", text, context)
+    try:
+        _dt.datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ")
+        real = True
+    except ValueError:
+        real = False
+    assert kept == text
+    assert collector.failed is not real

@@ -258,14 +258,14 @@ def test_a_build_runs_with_the_collector_set_for_bulk_work(tmp_path, monkeypatch
 
         return call
 
-    monkeypatch.setattr(build, "observe", watched(build.observe))
+    monkeypatch.setattr(build, "observing", watched(build.observing))
     monkeypatch.setattr(build, "load_archives", watched(build.load_archives))
     before = gc.get_threshold()
     assert before != collector.BULK_THRESHOLDS
     config = load_config(make_project(tmp_path))
     build_site(config, full=True)
     bulk = collector.BULK_THRESHOLDS
-    assert seen == [("observe", bulk), ("load_archives", bulk)]
+    assert seen == [("observing", bulk), ("load_archives", bulk)]
     assert gc.get_threshold() == before
     build.Publisher(config).build(full=True)  # as watch republishes
     assert seen[2:] == [("load_archives", bulk)]

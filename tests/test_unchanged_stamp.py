@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import time
 from dataclasses import replace
@@ -132,6 +133,92 @@ def test_a_failed_build_leaves_no_stamp_behind(tmp_path, settled, monkeypatch):
         _build_refusing_crawls(config)
     assert not stamp_path(config).exists()
     assert build_site(config).written >= 1  # then the change is published, and stamped
+    assert stamp_path(config).is_file()
+
+
+def _marked(path, timeout=20.0):
+    """Wait for another process to create `path` (a step of the other side of a race)."""
+    deadline = time.monotonic() + timeout
+    while not path.exists():
+        assert time.monotonic() < deadline, f"{path.name} never came"
+        time.sleep(0.01)
+
+
+@pytest.mark.skipif("fork" not in multiprocessing.get_all_start_methods(), reason="needs fork")
+@pytest.mark.parametrize("changed", ["before the walk sees it", "after the walk saw it"])
+def test_the_walk_beside_the_crawl_never_stamps_a_change_made_meanwhile(
+    tmp_path, settled, monkeypatch, changed
+):
+    """The Archives are walked for the stamp by a forked process while the build crawls
+    them.  A file changed once the crawl has read it is crawled again next time, whether
+    the walk sees it changed or not (then the stamp no longer holds)."""
+    config = replace(load_config(make_project(tmp_path)), jobs=2)
+    build_site(config, full=True)
+    marks, walk, load = tmp_path / "marks", observe.observe, site_build.load_archives
+    marks.mkdir()
+
+    def walked_apart(roots, began=None):  # runs in the walk's process
+        (marks / f"walker-{os.getpid()}").touch()
+        if changed == "before the walk sees it":
+            _marked(marks / "changed")
+        seen = walk(roots, began)
+        (marks / "walked").touch()
+        return seen
+
+    def loaded_meanwhile(*args, **kwargs):  # the crawl, in the build's own process
+        loaded = load(*args, **kwargs)  # the file is changed once the crawl has read
+        if changed == "after the walk saw it":
+            _marked(marks / "walked")
+        time.sleep(0.05)  # past the file system's clock tick since the build began
+        (tmp_path / ITEM / "doc" / "errata.txt").write_text("errata\n", encoding="utf-8")
+        (marks / "changed").touch()
+        return loaded
+
+    monkeypatch.setattr(observe, "observe", walked_apart)
+    monkeypatch.setattr(site_build, "load_archives", loaded_meanwhile)
+    assert build_site(config, full=True).written >= 1
+    walkers = [mark.name for mark in marks.iterdir() if mark.name.startswith("walker-")]
+    assert walkers and walkers != [f"walker-{os.getpid()}"]  # walked in another process
+    assert stamp_path(config).exists() == (changed == "after the walk saw it")
+    monkeypatch.setattr(observe, "observe", walk)
+    with pytest.raises(Crawled):
+        _build_refusing_crawls(config)
+
+
+@pytest.mark.parametrize("how", ["its process dies", "it raises"])
+def test_a_walk_that_fails_costs_only_the_next_builds_short_cut(
+    tmp_path, settled, monkeypatch, how
+):
+    config = load_config(make_project(tmp_path))
+    first, parent = build_site(config, full=True), os.getpid()
+
+    def failing(roots, began=None):
+        if how == "its process dies" and os.getpid() != parent:
+            os._exit(9)
+        raise MemoryError
+
+    monkeypatch.setattr(observe, "observe", failing)
+    again = build_site(config, full=True)
+    assert (again.pages, again.problems) == (first.pages, first.problems)
+    assert not stamp_path(config).exists()
+
+
+def test_with_one_job_the_walk_is_done_first_in_the_builds_process(tmp_path, settled, monkeypatch):
+    config = replace(load_config(make_project(tmp_path)), jobs=1)
+    seen, walk, load = [], observe.observe, site_build.load_archives
+
+    def walked_here(*args, **kwargs):
+        seen.append(("observe", os.getpid()))
+        return walk(*args, **kwargs)
+
+    def loaded(*args, **kwargs):
+        seen.append(("load_archives", os.getpid()))
+        return load(*args, **kwargs)
+
+    monkeypatch.setattr(observe, "observe", walked_here)
+    monkeypatch.setattr(site_build, "load_archives", loaded)
+    build_site(config, full=True)
+    assert seen == [("observe", os.getpid()), ("load_archives", os.getpid())]
     assert stamp_path(config).is_file()
 
 

@@ -297,8 +297,8 @@ def _timestamp(c: Collector, key: str, value: Any, context: dict) -> str:
     if not isinstance(value, str) or not ISO_UTC.fullmatch(value):
         c.error(key, _shown(value), expected)
         return fallback
-    try:
-        _dt.datetime.strptime(value[:19], "%Y-%m-%dT%H:%M:%S")
+    try:  # the shape is ISO_UTC's: fromisoformat only checks the calendar (strptime: 28x slower)
+        _dt.datetime.fromisoformat(value[:19])
     except ValueError:
         c.error(key, repr(value), "a real calendar date and time")
     return value

@@ -24,7 +24,7 @@ from .. import collector, forked
 from ..archive.crawl import CrawlCache
 from ..archive.filesums import FileSums
 from ..archive.load import LoadedArchives, load_archives, reload_repositories
-from ..archive.observe import observe
+from ..archive.observe import observing
 from ..config import SiteConfig
 from ..errors import Problem
 from ..progress import Progress
@@ -80,12 +80,11 @@ def _build_site(config: SiteConfig, log, full: bool, progress) -> BuildReport:
         if report is not None:
             return report
     forget_stamp(config)  # until this build is done, no stamp describes the live site
-    with forked.using_jobs(config.jobs):  # the walk is shared out as the build is
-        observation = observe(config.archives)  # before the crawl: a change during it shows
-    report = Publisher(config, log, progress=progress).build(full=full)
-    report.warnings.extend(published_tree_warnings(config))  # the chosen hosts' limits
-    if report.state_saved:
-        save_stamp(config, _output_names(), observation, report)
+    with forked.using_jobs(config.jobs), observing(config.archives) as observation:
+        report = Publisher(config, log, progress=progress).build(full=full)
+        report.warnings.extend(published_tree_warnings(config))  # the chosen hosts' limits
+        if report.state_saved:
+            save_stamp(config, _output_names(), observation(), report)
     return report
 
 
