@@ -17,6 +17,7 @@ freed by the end of a job can do while the parent goes on.
 from __future__ import annotations
 
 import gc
+import logging
 import multiprocessing
 import multiprocessing.connection
 import os
@@ -59,8 +60,33 @@ _IN_PROCESS = 0  # > 0 while a caller with threads of its own forbids forking
 
 
 def available() -> bool:
-    """Whether a job may run in forked workers now (more than one, and no thread forbids it)."""
-    return _IN_PROCESS == 0 and workers() > 1 and "fork" in multiprocessing.get_all_start_methods()
+    """Whether a job may run in forked workers now (more than one, no thread forbids it,
+    and the workers' shared counter can be made)."""
+    return _IN_PROCESS == 0 and workers() > 1 and _can_fork()
+
+
+_SAID_WHY_NOT: set[str] = set()  # each reason for working in one process, said once
+
+
+def _can_fork() -> bool:
+    """fork exists here, and a semaphore can be made: it lives in /dev/shm, and a full
+    /dev/shm (inodes or bytes; a container's is 64 MB) refuses it with ENOSPC, which
+    came out of a build as a traceback.  Each caller then takes its own in-process way."""
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return False
+    try:
+        multiprocessing.get_context("fork").Lock()
+    except OSError as error:
+        why = f"{error.strerror or error}"
+        if why not in _SAID_WHY_NOT:
+            _SAID_WHY_NOT.add(why)
+            logging.getLogger(__name__).warning(
+                "ibistatic: working in one process: no semaphore can be made for forked "
+                "workers (%s; is /dev/shm full?)",
+                why,
+            )
+        return False
+    return True
 
 
 def workers() -> int:

@@ -148,3 +148,35 @@ def test_an_aside_never_asked_is_stopped_with_its_block(scratch):
         process = aside._processes[0]
     assert not process.is_alive()
     assert list(scratch.iterdir()) == []
+
+
+def test_a_dev_shm_that_refuses_semaphores_makes_a_build_work_in_one_process(
+    tmp_path, monkeypatch, caplog
+):
+    """A semaphore refused (ENOSPC: /dev/shm full) came out of a build as a traceback.
+    The build now works in one process, publishes the same site, and says why once."""
+    import errno
+    import logging
+    import multiprocessing.synchronize
+    from dataclasses import replace
+
+    from ibistatic.config import load_config
+    from ibistatic.site.build import build_site
+    from test_publish import make_project, snapshot
+
+    serial = load_config(make_project(tmp_path / "serial"))
+    build_site(replace(serial, jobs=1), full=True)
+    config = replace(load_config(make_project(tmp_path / "refused")), jobs=3)
+
+    def refused(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(multiprocessing.synchronize.SemLock, "__init__", refused)
+    monkeypatch.setattr(forked, "_SAID_WHY_NOT", set())
+    monkeypatch.setattr(forked, "_start", None)  # no worker may be started
+    with caplog.at_level(logging.WARNING, logger="ibistatic.forked"):
+        build_site(config, full=True)
+        build_site(config, full=True)
+    assert snapshot(config.output) == snapshot(serial.output)
+    said = [record.getMessage() for record in caplog.records]
+    assert len(said) == 1 and "No space left on device; is /dev/shm full?" in said[0]
