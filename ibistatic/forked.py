@@ -173,7 +173,7 @@ def run_shares(
     An exception in a share is raised again here.  A worker that dies without one (a
     segfault, an OOM kill) raises WorkerDied naming `doing` and how it ended: the parent
     watches each process, so it never waits for a result that cannot come."""
-    processes, counter, folder = _start(work)
+    processes, counter, folder = _start(work, doing=doing)
     try:
         _wait(processes, counter, progress)
         for share, process in enumerate(processes):
@@ -198,7 +198,7 @@ def shares_as_done(
 
     A failed share raises at once, and the workers still running are stopped; so does a
     caller that stops iterating early."""
-    processes, counter, folder = _start(work)
+    processes, counter, folder = _start(work, doing=doing)
     try:
         for share in _as_they_end(processes, counter, progress):
             _raise_failure(share, processes[share], folder, doing, len(processes))
@@ -220,7 +220,7 @@ class Aside:
     (an error meanwhile, or no result() wanted)."""
 
     def __init__(self, work: Callable[[], Any], doing: str) -> None:
-        ready = multiprocessing.get_context("fork").Event()
+        ready = _shared(multiprocessing.get_context("fork").Event, doing)
         self._ready = ready
         self._doing = doing
         parent = os.getpid()
@@ -231,7 +231,7 @@ class Aside:
                     os._exit(1)
             return work()
 
-        self._processes, _, self._folder = _start(when_ready, shares=1)
+        self._processes, _, self._folder = _start(when_ready, shares=1, doing=doing)
 
     def go(self) -> None:
         self._ready.set()
@@ -250,12 +250,14 @@ class Aside:
         _stop(self._processes, self._folder)
 
 
-def _start(work: Callable[[int, Any], Any], shares: int | None = None) -> tuple[list, Any, str]:
+def _start(
+    work: Callable[[int, Any], Any], shares: int | None = None, doing: str = "forking workers"
+) -> tuple[list, Any, str]:
     """The workers of `work`, forked (`shares` of them, else workers()): (their
     processes, the shared counter, the folder of their results)."""
     global _JOB
     context = multiprocessing.get_context("fork")
-    counter = context.Value("l", 0)
+    counter = _shared(lambda: context.Value("l", 0), doing)
     folder = tempfile.mkdtemp(prefix="ibistatic-shares-")
     _JOB = (work, counter, folder)
     processes: list = []
@@ -276,6 +278,18 @@ def _start(work: Callable[[int, Any], Any], shares: int | None = None) -> tuple[
         if unfreeze:
             gc.unfreeze()
     return processes, counter, folder
+
+
+def _shared(make: Callable[[], Any], doing: str) -> Any:
+    """make() of a semaphore-backed object; a clear error when /dev/shm refuses it
+    since available() found it could (it filled up during the build)."""
+    try:
+        return make()
+    except OSError as error:
+        raise IbistaticError(
+            f"{doing}: no semaphore can be made for forked workers ({error.strerror or error}; "
+            "is /dev/shm full?); --jobs 1 builds in one process"
+        ) from None
 
 
 def _stop(processes: list, folder: str) -> None:

@@ -180,3 +180,21 @@ def test_a_dev_shm_that_refuses_semaphores_makes_a_build_work_in_one_process(
     assert snapshot(config.output) == snapshot(serial.output)
     said = [record.getMessage() for record in caplog.records]
     assert len(said) == 1 and "No space left on device; is /dev/shm full?" in said[0]
+
+
+def test_a_semaphore_refused_after_the_probe_is_a_clear_error(monkeypatch):
+    """/dev/shm filled between available() and the fork: an error saying what to do, not
+    a traceback (the CLI prints an IbistaticError as one line)."""
+    import errno
+    import multiprocessing.synchronize
+
+    from ibistatic.errors import IbistaticError
+
+    def refused(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(multiprocessing.synchronize.SemLock, "__init__", refused)
+    with pytest.raises(IbistaticError, match=r"rendering: no semaphore .*No space left on device"):
+        forked.run_shares(lambda share, counter: share, doing="rendering")
+    with pytest.raises(IbistaticError, match=r"the search: no semaphore .*--jobs 1 builds"):
+        forked.Aside(lambda: 1, "the search")

@@ -105,9 +105,9 @@ def test_every_jobs_count_builds_the_same_site(tmp_path, monkeypatch):
     forks = []
     start = forked._start  # where run_shares, shares_as_done and Aside fork
 
-    def counted(work, shares=None):
+    def counted(work, shares=None, **named):
         forks.append(shares or forked.workers())
-        return start(work, shares)
+        return start(work, shares, **named)
 
     monkeypatch.setattr(forked, "_start", counted)
     sites = {}
@@ -117,14 +117,15 @@ def test_every_jobs_count_builds_the_same_site(tmp_path, monkeypatch):
         shutil.rmtree(config.cache_dir, ignore_errors=True)  # every descriptor parsed
         build_site(config, full=True)
         sites[jobs] = snapshot(config.output)
-    # --jobs 1 never forked; 3 forked to crawl each of the 2 Archives, 1 for the search
-    # (begun while the items end), 3 for the items, then 3 for the other costly
-    # site-wide files (index, sitemaps, host files)
-    assert forks == [3, 3, 1, 3, 3]
+    # --jobs 1 never forked; 3: 1 to walk the Archives for the stamp (beside the crawl),
+    # 3 to crawl each of the 2 Archives, 1 for the search (begun while the items end),
+    # 3 for the items, then 3 for the other costly site-wide files (index, sitemaps,
+    # host files)
+    assert forks == [1, 3, 3, 1, 3, 3]
     assert sites[1] == sites[3] and len(sites[1]) > 100
     forks.clear()
     build_site(config, full=True)  # the crawl cache knows every item: still shared out
-    assert forks == [3, 3, 1, 3, 3] and snapshot(config.output) == sites[1]
+    assert forks == [1, 3, 3, 1, 3, 3] and snapshot(config.output) == sites[1]
 
 
 @pytest.mark.skipif(not forked.available(), reason="needs fork")

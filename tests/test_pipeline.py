@@ -96,7 +96,7 @@ def test_the_plan_of_a_first_build_renders_every_item(tmp_path):
     plan = plan_build(load_archives(config.archives, config.site_url), None)
     assert plan.full and plan.describe() == "full"
     assert plan.changed == plan.affected == frozenset(plan.items) and len(plan.items) == 14
-    assert plan.rendered() == sorted(plan.items)
+    assert list(plan.rendered()) == sorted(plan.items)
 
 
 def test_the_plan_of_an_update_renders_the_changed_item_and_those_reaching_it(tmp_path):

@@ -36,9 +36,15 @@ class Plan:
     def digits(self) -> int:
         return shard_digits(self.key_count)
 
-    def rendered(self) -> list[str]:
-        """The affected repositories still held, in order: those whose pages are made."""
-        return sorted(key for key in self.affected if key in self.items)
+    def rendered(self) -> tuple[str, ...]:
+        """The affected repositories still held, in order: those whose pages are made
+        (sorted once: a build asks three times, 0.1 s each at 100k, its other core idle)."""
+        found = self.__dict__.get("_rendered")
+        if found is None:  # frozen: the dataclass's own __setattr__ refuses
+            found = self.__dict__["_rendered"] = tuple(
+                sorted(key for key in self.affected if key in self.items)
+            )
+        return found
 
     def describe(self) -> str:
         if self.full:
