@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import tempfile
+import time
 
 import pytest
 
@@ -198,3 +202,42 @@ def test_a_semaphore_refused_after_the_probe_is_a_clear_error(monkeypatch):
         forked.run_shares(lambda share, counter: share, doing="rendering")
     with pytest.raises(IbistaticError, match=r"the search: no semaphore .*--jobs 1 builds"):
         forked.Aside(lambda: 1, "the search")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl(PR_SET_PDEATHSIG)")
+def test_workers_die_with_the_process_that_forked_them(tmp_path):
+    """The build's process killed (kill -9, the OOM killer): its workers end too, instead
+    of going on with their shares as orphans."""
+    script = (
+        "import os, sys, time\n"
+        "from ibistatic import forked\n"
+        "def work(share, counter):\n"
+        f"    open(os.path.join({str(tmp_path)!r}, str(os.getpid())), 'w').close()\n"
+        "    time.sleep(60)\n"
+        "with forked.using_jobs(2):\n"
+        "    list(forked.run_shares(work))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    build = subprocess.Popen([sys.executable, "-c", script], env=env)
+    try:
+        deadline = time.monotonic() + 30
+        while len(os.listdir(tmp_path)) < 2:
+            assert time.monotonic() < deadline and build.poll() is None, "no workers started"
+            time.sleep(0.05)
+    finally:
+        build.kill()
+        build.wait()
+    workers = [int(name) for name in os.listdir(tmp_path)]
+    deadline = time.monotonic() + 10
+    while any(_running(pid) for pid in workers):
+        assert time.monotonic() < deadline, "a worker outlived the process that forked it"
+        time.sleep(0.05)
+
+
+def _running(pid: int) -> bool:
+    """Whether `pid` runs (a zombie, ended but not yet reaped by init, does not)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
+            return handle.read().rpartition(")")[2].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
