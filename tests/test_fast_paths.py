@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from urllib.parse import quote, unquote, urlsplit
 
+import jinja2
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from markupsafe import Markup, escape
@@ -268,7 +269,9 @@ def test_flattened_pages_are_what_jinja2_renders(tmp_path, monkeypatch):
     assert {n for n, t in site.templates.items() if t is not site.env.get_template(n)} >= flat
     build_site(config, full=True)
     flattened = _snapshot(config.output)
-    monkeypatch.setattr(fastjinja, "flattened", lambda env, name, bundled: env.get_template(name))
+    monkeypatch.setattr(
+        fastjinja, "flattened", lambda env, name, bundled, words=None: env.get_template(name)
+    )
     monkeypatch.setattr(pages, "_environment", pages._environment.__wrapped__)  # no shared one
     build_site(config, full=True)
     assert sum(path.endswith(".html") for path in flattened) > 100
@@ -328,6 +331,41 @@ def test_flattening_keeps_blocks_includes_and_loops_as_jinja2_has_them(tmp_path)
         and "a&amp;,b" in mine
         and mine.endswith("e\n")
     )
+
+
+def test_a_languages_words_are_printed_once_into_its_template(tmp_path):
+    """``{{ t.word }}`` and ``{{ t["word"] }}`` compiled as the word's escaped text: the
+    `t` a page is rendered with no longer reaches them (the sample site's pages in
+    English and Portuguese are jinja2's bytes: test_flattened_pages_are_what_jinja2_renders).
+    Dynamic lookups and unknown words stay lookups; a template with a `t` of its own is
+    left as it is."""
+    from ibistatic.site import fastjinja
+
+    (tmp_path / "_layout.html").write_text("<p>{% block main %}{% endblock %}</p>\n")
+    (tmp_path / "page.html").write_text(
+        '{% extends "_layout.html" %}{% block main %}{{ t.hi }}|{{ t["hi"] }}|{{ t[k] }}|'
+        "{{ t.other }}{% endblock %}\n"
+    )
+    (tmp_path / "own.html").write_text(
+        '{% extends "_layout.html" %}{% block main %}{% for t in rows %}{{ t.hi }}{% endfor %}'
+        "{% endblock %}\n"
+    )
+    environment = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(tmp_path)),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    words = fastjinja.Texts({"hi": "<hé & 'x'>", "other": "o"})
+    page = fastjinja.flattened(environment, "page.html", tmp_path, words)
+    asked = fastjinja.Texts({"hi": "no", "other": "asked", "k": "dyn"})
+    assert (
+        page.render(t=asked, k="k")
+        == "<p>&lt;hé &amp; &#39;x&#39;&gt;|&lt;hé &amp; &#39;x&#39;&gt;|dyn|o</p>"
+    )
+    plain = environment.get_template("page.html")
+    assert page.render(t=words, k="hi") == plain.render(t=words, k="hi")
+    own = fastjinja.flattened(environment, "own.html", tmp_path, words)
+    assert own.render(t=words, rows=[{"hi": "row"}]) == "<p>row</p>"
 
 
 def test_what_flattening_cannot_keep_is_left_to_jinja2(tmp_path):

@@ -239,7 +239,8 @@ class Site:
         }
 
     def render(self, name: str, lang: str | None = None, **context) -> str:
-        return self.templates[name].render(**{**self.constants(lang), **context})
+        template = fastjinja.flattened(self.env, name, SITE_SRC, _texts(lang or self.language))
+        return template.render(**{**self.constants(lang), **context})
 
     def fill(
         self, name: str, fields: Sequence[str], context: dict, tested: dict, lang: str | None = None
@@ -340,9 +341,8 @@ def _file_list(site: Site, writer, item, urls: dict, common: dict) -> int:
     relative = site_file(site.site_url, urls.get("list"))
     if relative is None:
         return 0  # the Archive lists files elsewhere (its file-list-url)
-    rows = record.file_rows(
-        site.roots.get(item.archive), item, urls.get("files", {}), site.file_sums
-    )
+    files = urls.get("files", {})
+    rows = record.file_rows(site.roots.get(item.archive), item, files, site.file_sums)
     text = site.render("filelist.html", files=rows, canonical=urls["list"], **common)
     return int(writer.write(relative, text))
 
