@@ -187,8 +187,9 @@ def test_the_walk_beside_the_crawl_never_stamps_a_change_made_meanwhile(
 
 @pytest.mark.parametrize("how", ["its process dies", "it raises"])
 def test_a_walk_that_fails_costs_only_the_next_builds_short_cut(
-    tmp_path, settled, monkeypatch, how
+    tmp_path, settled, monkeypatch, caplog, how
 ):
+    """The site is published and the failure said; only the stamp is missing."""
     config = load_config(make_project(tmp_path))
     first, parent = build_site(config, full=True), os.getpid()
 
@@ -201,6 +202,10 @@ def test_a_walk_that_fails_costs_only_the_next_builds_short_cut(
     again = build_site(config, full=True)
     assert (again.pages, again.problems) == (first.pages, first.problems)
     assert not stamp_path(config).exists()
+    said = caplog.text
+    assert "the Archives were not observed for the build's stamp (" in said
+    dead = forked.available() and how == "its process dies"
+    assert ("exit status 9" if dead else "MemoryError") in said
 
 
 def test_with_one_job_the_walk_is_done_first_in_the_builds_process(tmp_path, settled, monkeypatch):
