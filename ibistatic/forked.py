@@ -53,9 +53,15 @@ _JOB: tuple | None = None
 
 
 class WorkerDied(IbistaticError):
-    """A forked worker ended without a result: a crash, not a problem of the input."""
+    """A forked worker ended without a result: a crash, not a problem of the input.
+    `what` says which work and how it ended, without the message's word on the output
+    (a caller that forks after publishing, the state's save, says its own)."""
 
     exit_code = 1
+
+    def __init__(self, what: str) -> None:
+        super().__init__(f"{what}; nothing was published, the previous output is unchanged")
+        self.what = what
 
 
 _IN_PROCESS = 0  # > 0 while a caller with threads of its own forbids forking
@@ -332,8 +338,7 @@ def _raise_failure(share: int, process, folder: str, doing: str, shares: int) ->
             raise pickle.load(handle)
     if process.exitcode != 0 or not os.path.exists(_result_path(folder, share)):
         raise WorkerDied(
-            f"{doing}: a worker process {_how_it_ended(process.exitcode)} (share {share + 1} of {shares}); "
-            "nothing was published, the previous output is unchanged"
+            f"{doing}: a worker process {_how_it_ended(process.exitcode)} (share {share + 1} of {shares})"
         )
 
 

@@ -38,6 +38,7 @@ __all__ = [
     "save_sealed",
     "load_sealed",
     "Untrusted",
+    "Unsaved",
     "key_path",
 ]
 
@@ -59,6 +60,11 @@ _STALE = (
 
 class Untrusted(Exception):
     """A sealed file that must not be unpickled; the message says why."""
+
+
+class Unsaved(Exception):
+    """A sealed file not written: a forked worker pickling its chunks died (the message
+    says which work and how).  Like a full disk, it costs only what the file saves."""
 
 
 def dump_mapping(handle: IO[bytes], mapping: Mapping, chunk: int | None = None) -> None:
@@ -148,10 +154,13 @@ def save_sealed(path: Path, kind: str, head: Any, mappings: Sequence[Mapping]) -
             file.write(MAGIC + bytes(_MAC_SIZE))
             sealing = _Sealing(file, mac)
             pickle.dump(head, sealing, protocol=pickle.HIGHEST_PROTOCOL)
-            _dump_mappings(sealing, mappings)
+            _dump_mappings(sealing, mappings, f"saving the {kind}")
             file.seek(len(MAGIC))
             file.write(mac.digest())
         os.replace(temporary, path)
+    except forked.WorkerDied as died:  # what the caller says of the output is its own
+        os.unlink(temporary)
+        raise Unsaved(died.what) from None
     except BaseException:
         os.unlink(temporary)
         raise
@@ -204,7 +213,7 @@ PARALLEL_CHUNKS = 16
 _END = pickle.dumps(None, protocol=pickle.HIGHEST_PROTOCOL)
 
 
-def _dump_mappings(out: IO[bytes], mappings: Sequence[Mapping]) -> None:
+def _dump_mappings(out: IO[bytes], mappings: Sequence[Mapping], doing: str) -> None:
     """dump_mapping of each of `mappings` in turn: the same bytes, pickled by the forked
     workers side by side when there are many chunks (each writes its own file, read
     back here in order: the chunks are never all in memory at once)."""
@@ -229,7 +238,7 @@ def _dump_mappings(out: IO[bytes], mappings: Sequence[Mapping]) -> None:
         return sizes
 
     try:
-        sizes = list(forked.run_shares(share, None, "saving the build state"))
+        sizes = list(forked.run_shares(share, None, doing))
         files = [open(os.path.join(folder, str(number)), "rb") for number in range(workers)]
         try:
             done = 0

@@ -240,6 +240,37 @@ def test_a_full_build_reads_only_the_items_of_the_last_state(tmp_path):
     assert all(getattr(items, name) == {} for name in _LARGE_FIELDS[1:])
 
 
+@pytest.mark.skipif(
+    "fork" not in __import__("multiprocessing").get_all_start_methods(), reason="fork"
+)
+def test_a_worker_dying_while_the_state_is_saved_costs_only_the_next_build(tmp_path, monkeypatch):
+    """The state is saved after the site is published: a worker lost there is a warning
+    that says so, not an error claiming that nothing was published."""
+    from dataclasses import replace
+
+    from ibistatic import forked, pickles
+
+    monkeypatch.setattr(pickles, "PARALLEL_CHUNKS", 1)  # the sample's state saved forked
+    run_shares = forked.run_shares
+
+    def dying_in_the_save(work, progress=None, doing=""):
+        if doing == "saving the build state":
+            work = lambda share, counter: os._exit(9)  # noqa: E731
+        return run_shares(work, progress, doing)
+
+    monkeypatch.setattr(forked, "run_shares", dying_in_the_save)
+    config = replace(load_config(make_project(tmp_path)), jobs=2)
+    report = build_site(config, full=True)
+    assert (config.output / "index.html").is_file() and not report.state_saved
+    said = [w for w in report.warnings if w.startswith("build state ")]
+    assert len(said) == 1 and said[0].endswith(
+        "not saved: saving the build state: a worker process ended with exit status 9 and no"
+        " result (share 1 of 2); the next build is a full one"
+    )
+    monkeypatch.setattr(forked, "run_shares", run_shares)
+    assert build_site(config).mode == "full"
+
+
 def test_a_build_runs_with_the_collector_set_for_bulk_work(tmp_path, monkeypatch):
     """The collector's thresholds are raised for the whole build, the observation and the
     crawl included (it took a quarter of a 100k build), also for watch's Publisher, and

@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 from .. import forked
 from ..core.model import ArchiveInfo, Item
 from ..errors import Problem
-from ..pickles import Untrusted, load_sealed, save_sealed
+from ..pickles import Unsaved, Untrusted, load_sealed, save_sealed
 from .descriptors import read_archive_info, read_item
 from .safe_yaml import DescriptorError, file_kind, parse_descriptor, read_regular_file
 
@@ -165,7 +165,7 @@ class CrawlCache:
         """The entries into the file; why not, if they could not be."""
         try:  # in chunks: one pickle's memo would double the peak
             save_sealed(self.path, "crawl cache", (CACHE_VERSION, None), [self.entries])
-        except (Untrusted, OSError) as why:
+        except (Untrusted, Unsaved, OSError) as why:
             return f"crawl cache {self.path} not saved: {why}"
         return None
 

@@ -24,7 +24,7 @@ import struct
 import time
 from pathlib import Path
 
-from ..pickles import Untrusted, load_sealed, save_sealed
+from ..pickles import Unsaved, Untrusted, load_sealed, save_sealed
 from .observe import RACY_SECONDS
 
 __all__ = ["FileSums"]
@@ -111,7 +111,7 @@ class FileSums:
         try:
             save_sealed(self.path, "file sums", (VERSION, None), [self.known])
             self._changed = False
-        except (Untrusted, OSError) as why:
+        except (Untrusted, Unsaved, OSError) as why:
             self.warnings.append(f"file sums {self.path} not saved: {why}")
 
     def _load(self) -> dict[bytes, bytes]:

@@ -132,7 +132,7 @@ def _observed(walk: Callable[[], Observation | None]) -> Observation | None:
         return walk()
     except Exception as error:  # noqa: BLE001 - no stamp: the next build crawls
         died = isinstance(error, forked.WorkerDied)
-        why = str(error).partition(";")[0] if died else f"{type(error).__name__}: {error}"
+        why = error.what if died else f"{type(error).__name__}: {error}"
         logging.getLogger(__name__).warning(
             "ibistatic: the Archives were not observed for the build's stamp (%s): the next "
             "build reads them all",

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..archive.load import LoadedArchives
 from ..config import SiteConfig
-from ..pickles import Untrusted, load_sealed, save_sealed
+from ..pickles import Unsaved, Untrusted, load_sealed, save_sealed
 from ..store.generations import Publication
 from . import pages
 
@@ -139,7 +139,7 @@ def save_state(path: Path, state: State) -> str | None:
             (STATE_VERSION, small),
             [getattr(state, name) for name in _LARGE_FIELDS],
         )
-    except (Untrusted, OSError) as why:
+    except (Untrusted, Unsaved, OSError) as why:  # saved once published: a warning
         return f"build state {path} not saved: {why}; the next build is a full one"
     return None
 
