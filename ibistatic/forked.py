@@ -63,6 +63,9 @@ class WorkerDied(IbistaticError):
         super().__init__(f"{what}; nothing was published, the previous output is unchanged")
         self.what = what
 
+    def __reduce__(self):  # pickled from a process to another: made again from `what`
+        return type(self), (self.what,)
+
 
 _IN_PROCESS = 0  # > 0 while a caller with threads of its own forbids forking
 

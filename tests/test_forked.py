@@ -241,3 +241,13 @@ def _running(pid: int) -> bool:
             return handle.read().rpartition(")")[2].split()[0] != "Z"
     except FileNotFoundError:
         return False
+
+
+def test_a_worker_died_error_crosses_processes_as_it_was():
+    """Pickled (an error handed from a process to another), it says the same once."""
+    import pickle
+
+    died = forked.WorkerDied("rendering: a worker process died of SIGKILL (share 1 of 2)")
+    again = pickle.loads(pickle.dumps(died))
+    assert (str(again), again.what) == (str(died), died.what)
+    assert str(again).count("nothing was published") == 1
