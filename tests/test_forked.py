@@ -251,3 +251,41 @@ def test_a_worker_died_error_crosses_processes_as_it_was():
     again = pickle.loads(pickle.dumps(died))
     assert (str(again), again.what) == (str(died), died.what)
     assert str(again).count("nothing was published") == 1
+
+
+def _full_dev_shm_works() -> bool:
+    """Whether this machine lets a test mount a full /dev/shm of its own (root, unshare)."""
+    import shutil
+
+    if not sys.platform.startswith("linux") or os.geteuid() != 0 or not shutil.which("unshare"):
+        return False
+    probe = subprocess.run(
+        ["unshare", "-m", "sh", "-c", "mount -t tmpfs -o nr_inodes=1 none /dev/shm"],
+        capture_output=True,
+    )
+    return probe.returncode == 0
+
+
+@pytest.mark.skipif(not _full_dev_shm_works(), reason="needs root and unshare -m")
+def test_a_real_full_dev_shm_builds_in_one_process(tmp_path):
+    """The real thing: `ibistatic build` in a mount namespace whose /dev/shm has no inode
+    left (the state the 100k benchmark left this machine in) publishes, and says why it
+    forked nothing.  Before, it ended in a traceback from sem_open."""
+    from test_publish import make_project
+
+    project = make_project(tmp_path)
+    script = (
+        "mount -t tmpfs -o size=64k,nr_inodes=2 none /dev/shm && touch /dev/shm/full && "
+        'exec "$0" -m ibistatic build --jobs 2 --quiet --config "$1" --output "$2"'
+    )
+    done = subprocess.run(
+        ["unshare", "-m", "sh", "-c", script, sys.executable, str(project), str(tmp_path / "out")],
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "working in one process: no semaphore can be made for forked workers" in done.stderr
+    assert (tmp_path / "out" / "index.html").is_file()
