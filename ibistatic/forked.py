@@ -262,7 +262,7 @@ class Aside:
 
 
 def _start(
-    work: Callable[[int, Any], Any], shares: int | None = None, doing: str = "forking workers"
+    work: Callable[[int, Any], Any], shares: int | None = None, *, doing: str
 ) -> tuple[list, Any, str]:
     """The workers of `work`, forked (`shares` of them, else workers()): (their
     processes, the shared counter, the folder of their results)."""
