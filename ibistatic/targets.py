@@ -4,6 +4,7 @@ each with the answer the resolver gives for it (so the site agrees with ``resolv
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -31,7 +32,7 @@ __all__ = [
     "PageTarget",
     "PublishedUrl",
     "all_modifiers",
-    "published_url",
+    "published_urls",
     "emitted_modifiers",
     "page_targets",
     "item_languages",
@@ -81,13 +82,19 @@ def form_key(item: Item, ibi: str) -> str:
     return ibi_key(ibi)
 
 
-def published_url(target: PageTarget) -> PublishedUrl:
-    ibi = target.ibi
-    canonical = form_key(target.item, ibi)
-    if canonical == ibi:
-        canonical = ibi  # one string object for both (a large site keeps millions of these)
-    resolution = target.resolution
-    return PublishedUrl(ibi, target.modifier, canonical, resolution.url, resolution.alert)
+def published_urls(targets: Sequence[PageTarget]) -> tuple[PublishedUrl, ...]:
+    """The PublishedUrls of one item's `targets`, its equal URLs as one string: a large
+    site keeps millions of these, and an item's bare URL and its ``!`` lead to one URL.
+    (Its IBI's canonical form is its key, the same string when written canonically.)"""
+    urls: dict[str | None, str | None] = {}
+    published = []
+    for target in targets:
+        url, alert = target.resolution.url, target.resolution.alert
+        canonical = form_key(target.item, target.ibi)
+        published.append(
+            PublishedUrl(target.ibi, target.modifier, canonical, urls.setdefault(url, url), alert)
+        )
+    return tuple(published)
 
 
 def item_languages(item: Item) -> list[str]:
@@ -180,6 +187,6 @@ def page_targets(
                 if _has_open_translation(relation)
                 else ()
             )
-            modifier = modifier_text(relation)
+            modifier = sys.intern(modifier_text(relation))  # one string per site, not per URL
             for ibi in forms:
                 yield PageTarget(ibi + modifier, ibi, modifier, item, resolution, negotiation)

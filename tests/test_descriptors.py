@@ -7,6 +7,7 @@ example come first.
 from __future__ import annotations
 
 import datetime as _dt
+import pickle
 
 import pytest
 from hypothesis import given, settings
@@ -815,3 +816,42 @@ def test_a_timestamp_is_refused_exactly_when_it_names_no_real_date_and_time(fiel
         real = False
     assert kept == text
     assert collector.failed is not real
+
+
+def test_what_repeats_over_items_is_one_string_and_stays_one_in_a_pickle():
+    """States, types, languages, file, format and Dublin Core names repeat over an
+    Archive's items: the crawl keeps one string of each, so a large build holds them
+    once, and a pickle (the crawl cache, the state, a worker's results) keeps them shared."""
+
+    def copy(text):
+        return "".join(list(text))  # an equal string that is another object, as YAML gives
+
+    def read(suffix):
+        raw = {
+            "state": copy("Original"),
+            "content-type": copy("Data"),
+            "language": copy("pt-BR"),
+            "target": copy("report.txt"),
+            "translations": {copy("en"): "sid.inpe.br/x/2020/01.01.00.00"},
+            "formats": {copy("oai_dc"): copy("oai_dc.xml")},
+            "dublin-core": {copy("type"): copy("Text"), copy("title"): copy("A long title, " * 3)},
+        }
+        files = (copy("report.txt"), copy("oai_dc.xml"))
+        item, problems = read_item(copy("a"), f"{REPO[:-2]}{suffix}", raw, files, FALLBACK)
+        assert problems == [] and item is not None
+        return item
+
+    first, second = read("01"), read("02")
+    for name in ("archive", "state", "content_type", "language", "target"):
+        assert getattr(first, name) is getattr(second, name), name
+    assert all(a is b for a, b in zip(first.files, second.files))
+    assert first.translations[0][0] is second.translations[0][0]
+    assert all(a is b for a, b in zip(first.formats[0], second.formats[0]))
+    (type_key, (text,)), (title_key, (title,)) = first.dublin_core
+    assert type_key is second.dublin_core[0][0] and text is second.dublin_core[0][1][0]
+    assert title_key is second.dublin_core[1][0]
+    assert title == second.dublin_core[1][1][0]  # a long value is left as it came
+    assert first.repository.subdomain is second.repository.subdomain
+    shared = pickle.loads(pickle.dumps([first, second]))
+    assert shared == [first, second]
+    assert shared[0].state is shared[1].state and shared[0].files[0] is shared[1].files[0]

@@ -288,7 +288,7 @@ def test_fabricated_ibis_are_valid():
 def test_published_urls_take_the_canonical_case_from_their_item(tmp_path):
     from archive_factory import write_archive, write_item
     from ibistatic.archive.load import load_archives
-    from ibistatic.targets import page_targets, published_url
+    from ibistatic.targets import page_targets, published_urls
 
     root = write_archive(tmp_path / "a", "a.example.org", "example.org/a/2020/01.01.00.00")
     write_item(
@@ -306,15 +306,44 @@ def test_published_urls_take_the_canonical_case_from_their_item(tmp_path):
         "sid.inpe.br/rep/2020/01.02.03.05",
         "8JMKD3MGP8W/ABCDEG",
     }
-    for target in targets:
-        published = published_url(target)
+    published_all = published_urls(targets)
+    assert len(published_all) == len(targets)
+    for target, published in zip(targets, published_all):
         assert published.canonical == ibi_key(target.ibi)  # as parsing the IBI again gives
         assert (published.path, published.url, published.alert) == (
             target.path,
             target.resolution.url,
             target.resolution.alert,
         )
-    assert {published_url(t).canonical for t in targets} >= {
+    assert {published.canonical for published in published_all} >= {
         "sid.inpe.br/rep/2020/01.02.03.04",
         "8JMKD3MGP8W/ABCDEF",
     }
+
+
+def test_an_items_published_urls_share_their_equal_strings(tmp_path):
+    """A large site keeps every PublishedUrl: an item's bare URL and its '!' lead to one
+    URL, kept as one string; a canonical IBI is its own canonical form; a modifier is
+    one string over the site."""
+    from archive_factory import write_archive, write_item
+    from ibistatic.archive.load import load_archives
+    from ibistatic.targets import page_targets, published_urls
+
+    root = write_archive(tmp_path / "a", "a.example.org", "example.org/a/2020/01.01.00.00")
+    for minute in ("04", "05"):
+        write_item(root, f"sid.inpe.br/rep/2020/01.02.03.{minute}", state="Original")
+    loaded = load_archives([root], SITE_URL)
+    assert loaded.problems == []
+    targets = list(page_targets(loaded))
+    by_item: dict = {}
+    for target in targets:
+        by_item.setdefault(target.item.key, []).append(target)
+    firsts = []
+    for of_item in by_item.values():
+        published = {url.modifier: url for url in published_urls(of_item)}
+        assert published[""].url == published["!"].url is not None
+        assert published[""].url is published["!"].url
+        assert all(url.canonical is url.ibi for url in published.values())
+        firsts.append(published)
+    one, other = firsts
+    assert all(one[modifier].modifier is other[modifier].modifier for modifier in one)

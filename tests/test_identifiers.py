@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import pickle
 
 import pytest
 from hypothesis import given, settings
@@ -473,3 +474,39 @@ def test_fast_parse_accepts_valid_names(text):
         or identifiers._whole(identifiers._ibip, text)[0] is not None
     )
     assert identifiers._fast_repository(text) or identifiers._fast_ibip(text)
+
+
+def _copy(text: str) -> str:
+    """An equal string that is another object (as YAML or a pickle gives)."""
+    return "".join(list(text))
+
+
+def test_a_canonical_ibi_is_its_own_key_and_a_folded_one_keeps_its_key():
+    """The key is kept, not folded again on each use, and is the text itself when the
+    text is canonical: every table keyed by an item shares one string (memory at 1M)."""
+    lower = parse_repository_name(_copy("sid.inpe.br/mtc-m19/2013/09.04.12.27.57"))
+    upper = parse_ibip(_copy("8JMKD3MGP7W/3EPGUE5"))
+    assert lower.key is lower.text and upper.key is upper.text
+    assert lower.key is lower.key  # no new string per use
+    mixed = parse_repository_name("SID.inpe.br/MTC-m19/2013/09.04.12.27.57")
+    assert mixed.key == "sid.inpe.br/mtc-m19/2013/09.04.12.27.57" and mixed.key is mixed.key
+    assert parse_ibip("8jmkd3mgp7w/3epgue5").key == "8JMKD3MGP7W/3EPGUE5"
+    for value in (lower, upper, mixed):
+        again = pickle.loads(pickle.dumps(value))
+        assert again == value and again.key == value.key
+        assert (again.key is again.text) == (value.key is value.text)
+    moved = dataclasses.replace(mixed, text="sid.inpe.br/x/2013/09.04.12.27.57")
+    assert moved.key is moved.text  # made again with the new text
+
+
+def test_the_parts_of_a_prefix_are_one_string_over_every_name():
+    """An Archive's subdomain, word and IBIp prefix repeat over all its items: parsed,
+    they are one string each, whichever way they were parsed."""
+    first = parse_repository_name(_copy("sid.inpe.br/mtc-m19/2013/09.04.12.27.57"))
+    slow = identifiers._whole(identifiers._repository, _copy(first.text[:-2] + "58"))[0]
+    assert slow is not None
+    assert slow.subdomain is first.subdomain and slow.word is first.word
+    assert slow.port_separator is first.port_separator
+    assert (
+        parse_ibip(_copy("8JMKD3MGP7W/3EPGUE5")).prefix is parse_ibi("8JMKD3MGP7W/3EPGUE6").prefix
+    )

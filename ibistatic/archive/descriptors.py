@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -636,8 +637,47 @@ def read_item(
     _self_references(c, name, values)
     if c.failed:
         return None, c.problems
-    item = Item(archive=archive, repository=name, files=files, files_stamp=files_stamp, **values)
+    item = Item(
+        archive=sys.intern(archive),
+        repository=name,
+        files=_shared(files),
+        files_stamp=files_stamp,
+        **_shared_values(values),
+    )
     return item, c.problems
+
+
+#: the item.yaml values that repeat over an Archive's items
+_REPEATED = ("state", "content_type", "target", "language")
+#: Dublin Core values up to this length are shared (a type, a language, a date); longer
+#: ones, titles and descriptions, seldom repeat
+_SHORT = 16
+
+
+def _shared_values(values: dict) -> dict:
+    """`values` with what repeats over items (states, types, languages, file, format and
+    Dublin Core names) as one string each: a large build holds every item, and a
+    million copies of "Original" or "document.pdf" are 100 MB.  Done where the crawl
+    reads items, not when they are loaded again: a pickle keeps shared strings shared."""
+    for name in _REPEATED:
+        if values.get(name) is not None:
+            values[name] = sys.intern(values[name])
+    if values.get("translations"):
+        values["translations"] = tuple([(sys.intern(t), i) for t, i in values["translations"]])
+    if values.get("formats"):
+        values["formats"] = tuple([(_shared((n, f))) for n, f in values["formats"]])
+    if values.get("dublin_core"):
+        values["dublin_core"] = tuple(
+            [
+                (sys.intern(key), tuple([sys.intern(v) if len(v) <= _SHORT else v for v in vs]))
+                for key, vs in values["dublin_core"]
+            ]
+        )
+    return values
+
+
+def _shared(names: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple([sys.intern(name) for name in names])
 
 
 def _self_references(c: Collector, name, fields: Mapping) -> None:

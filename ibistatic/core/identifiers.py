@@ -34,7 +34,8 @@ from __future__ import annotations
 
 import re
 import string
-from dataclasses import dataclass
+import sys
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 from ..errors import IbiSyntaxError
@@ -82,6 +83,11 @@ IBIP_DIGIT = "an IBIp digit (2-9, A-H, J-N, P-U)"
 END = "end of input"
 
 
+def _canonical(text: str, folded: str) -> str:
+    """`folded` (the text in its canonical case), or `text` itself when they are equal."""
+    return text if folded == text else folded
+
+
 def pickled_as_call(self) -> tuple:
     """``__reduce__`` of a slotted dataclass: pickled as a call of its constructor with
     its fields in order, which dumps and loads twice as fast as the getstate/setstate
@@ -100,17 +106,18 @@ class RepositoryName:
     port: int | None
     port_separator: str
     suffix: str
+    #: the canonical index key (a repository name is case-insensitive), kept: the text
+    #: itself when already lower case, so that every table keyed by it shares one string
+    key: str = field(init=False, repr=False)
     form: ClassVar[str] = "repository"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "key", _canonical(self.text, self.text.lower()))
 
     @property
     def prefix(self) -> str:
         """The identification subsystem: ``sid.inpe.br/mtc-m18@80``."""
         return self.text[: len(self.text) - len(self.suffix) - 1]
-
-    @property
-    def key(self) -> str:
-        """The canonical index key (a repository name is case-insensitive)."""
-        return self.text.lower()
 
     @property
     def parts(self) -> tuple[str, str, str, str]:
@@ -140,12 +147,12 @@ class Ibip:
     text: str
     prefix: str
     suffix: str
+    #: the canonical index key (an IBIp is case-insensitive), kept as RepositoryName.key
+    key: str = field(init=False, repr=False)
     form: ClassVar[str] = "ibip"
 
-    @property
-    def key(self) -> str:
-        """The canonical index key (an IBIp is case-insensitive)."""
-        return self.text.upper()
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "key", _canonical(self.text, self.text.upper()))
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Ibip):
@@ -344,12 +351,18 @@ def _repository(cur: _Cursor) -> RepositoryName | None:
         cur.pos = start
         return None
     subdomain, word, separator, port = prefix
+    return _repository_name(cur.text[start : cur.pos], subdomain, word, separator, port, suffix)
+
+
+def _repository_name(text, subdomain, word, separator, port, suffix) -> RepositoryName:
+    # the prefix's parts repeat over an Archive's items: one string each, as a large
+    # build holds every item (a pickle keeps them shared when the items are loaded again)
     return RepositoryName(
-        text=cur.text[start : cur.pos],
-        subdomain=subdomain,
-        word=word,
+        text=text,
+        subdomain=sys.intern(subdomain),
+        word=sys.intern(word),
         port=int(port) if port else None,
-        port_separator=separator,
+        port_separator=sys.intern(separator),
         suffix=suffix,
     )
 
@@ -400,7 +413,7 @@ def _ibip(cur: _Cursor) -> Ibip | None:
     if prefix is None or suffix is None:
         cur.pos = start
         return None
-    return Ibip(text=cur.text[start : cur.pos], prefix=prefix, suffix=suffix)
+    return Ibip(text=cur.text[start : cur.pos], prefix=sys.intern(prefix), suffix=suffix)
 
 
 def _whole(rule, text: str):
@@ -460,20 +473,21 @@ def _fast_repository(text: str) -> RepositoryName | None:
     match = REPOSITORY.fullmatch(text)
     if match is None:
         return None
-    port = match["port"]
-    return RepositoryName(
-        text=text,
-        subdomain=match["subdomain"],
-        word=match["word"],
-        port=int(port) if port else None,
-        port_separator=match["separator"] or "",
-        suffix=match["suffix"],
+    return _repository_name(
+        text,
+        match["subdomain"],
+        match["word"],
+        match["separator"] or "",
+        match["port"],
+        match["suffix"],
     )
 
 
 def _fast_ibip(text: str) -> Ibip | None:
     match = IBIP.fullmatch(text)
-    return Ibip(text=text, prefix=match["prefix"], suffix=match["suffix"]) if match else None
+    if match is None:
+        return None
+    return Ibip(text=text, prefix=sys.intern(match["prefix"]), suffix=match["suffix"])
 
 
 def parse_ibi(text: str) -> Ibi:

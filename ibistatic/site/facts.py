@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from ..archive.load import LoadedArchives
 from ..index.writer import dumps, encoded_record, precomputed_answers
 from ..store.files import pack
-from ..targets import published_url
+from ..targets import published_urls
 from .plan import Plan
 from .record import ItemUrls
 from .state import State
@@ -50,7 +50,7 @@ def facts_of(
     are; `urls_of`: their item_urls (site.record.ItemUrls)."""
     facts = Facts()
     for key, of_key in targets.items():
-        facts.published[key] = tuple(published_url(target) for target in of_key)
+        facts.published[key] = published_urls(of_key)
         answers = precomputed_answers(of_key)
         if answers:
             facts.answers[key] = _packed_once(answers)
