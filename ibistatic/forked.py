@@ -9,7 +9,8 @@ would bring it whole (at 100,000 items a result is over 100 MB, held twice while
 unpickled).  Callers decide when a job is large enough to be worth the fork.
 
 :func:`run_shares` hands the results back once every worker has ended, in share order;
-:func:`shares_as_done` as each ends (the parent reads one while the others work); an
+:func:`shares_as_done` as each ends (the parent reads one while the others work), and
+what a worker :func:`send` s before its end as soon as it is written; an
 :class:`Aside` is one more process, forked now and begun later, for work that a core
 freed by the end of a job can do while the parent goes on.
 """
@@ -42,6 +43,7 @@ __all__ = [
     "in_process",
     "run_shares",
     "shares_as_done",
+    "send",
     "using_jobs",
     "workers",
 ]
@@ -207,17 +209,33 @@ def shares_as_done(
     core waits).  For work whose results may be merged in any order.  `ended()` is
     called as each worker ends, before its result is read (its core is free).
 
-    A failed share raises at once, and the workers still running are stopped; so does a
-    caller that stops iterating early."""
+    A worker may also send() results before its end: each is yielded as (share, result)
+    soon after it is written, a share's in the order sent and before its last result.
+    So a share need not hold all it learns until its end (at 100,000 items, the items'
+    facts were 300 MB in each worker, then pickled at once while the parent waited).
+
+    A failed share raises at once (after the results it sent), and the workers still
+    running are stopped; so does a caller that stops iterating early."""
     processes, counter, folder = _start(work, doing=doing)
     try:
-        for share in _as_they_end(processes, counter, progress):
+        for share, part in _as_they_come(processes, counter, progress, folder):
+            if part is not None:
+                yield share, _read(part)
+                continue
             _raise_failure(share, processes[share], folder, doing, len(processes))
             if ended is not None:
                 ended()
             yield share, _read(_result_path(folder, share))
     finally:
         _stop(processes, folder)
+
+
+def send(result: Any) -> None:
+    """In a worker of shares_as_done: hand `result` to the parent now, before the
+    share's end, and let go of it."""
+    folder, share, sent = _SENDING
+    _dump(result, _part_path(folder, share, sent))
+    _SENDING[2] = sent + 1
 
 
 class Aside:
@@ -321,16 +339,44 @@ def _wait(processes: list, counter, progress: Callable[[int], None] | None) -> N
 def _as_they_end(processes: list, counter, progress: Callable[[int], None] | None) -> Iterator[int]:
     """The number of each process as it ends (joined), reporting progress about ten
     times a second meanwhile and as each ends."""
+    for ended in _ticks(processes, counter, progress):
+        yield from ended
+
+
+def _as_they_come(
+    processes: list, counter, progress: Callable[[int], None] | None, folder: str
+) -> Iterator[tuple[int, str | None]]:
+    """(share, path) of each result a worker sends (send()), as it is written, in the
+    order sent; (share, None) as the worker ends, after the last it sent."""
+    sent = [0] * len(processes)
+
+    def arrived(share: int) -> Iterator[tuple[int, str]]:
+        while os.path.exists(path := _part_path(folder, share, sent[share])):
+            sent[share] += 1
+            yield share, path
+
+    running = set(range(len(processes)))
+    for ended in _ticks(processes, counter, progress):
+        # looked for after the wait that saw these end: what they sent is all there
+        for share in sorted(running):
+            yield from arrived(share)
+        for share in ended:
+            running.discard(share)
+            yield share, None
+
+
+def _ticks(processes: list, counter, progress: Callable[[int], None] | None) -> Iterator[list]:
+    """About ten times a second until every process has ended: the numbers of those
+    that ended since (joined); progress is reported each time."""
     waiting = {process.sentinel: number for number, process in enumerate(processes)}
     while waiting:
-        for sentinel in multiprocessing.connection.wait(list(waiting), timeout=0.1):
-            number = waiting.pop(sentinel)
+        ready = multiprocessing.connection.wait(list(waiting), timeout=0.1)
+        ended = [waiting.pop(sentinel) for sentinel in ready]
+        for number in ended:
             processes[number].join()
-            if progress is not None:
-                progress(counter.value)
-            yield number
         if progress is not None:
             progress(counter.value)
+        yield ended
 
 
 def _raise_failure(share: int, process, folder: str, doing: str, shares: int) -> None:
@@ -392,16 +438,23 @@ def _result_path(folder: str, share: int) -> str:
     return os.path.join(folder, f"share-{share}.pickle")
 
 
+def _part_path(folder: str, share: int, number: int) -> str:
+    return os.path.join(folder, f"share-{share}.part-{number}.pickle")
+
+
+#: in a worker: (its results' folder, its share, how many results it sent) for send()
+_SENDING: list = []
+
+
 def _run_share(share: int) -> None:
     """In the worker: its result, or its exception, into a file of the folder."""
+    global _SENDING
     work, counter, folder, parent = _JOB
     _die_with(parent)
+    _SENDING = [folder, share, 0]
     path = _result_path(folder, share)
     try:
-        result = work(share, counter)
-        with open(path + ".tmp", "wb") as handle:
-            pickle.dump(result, handle, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(path + ".tmp", path)  # a result file is whole or absent
+        _dump(work(share, counter), path)
     except BaseException as error:  # noqa: BLE001 - handed to the parent, which raises it
         try:
             _write_error(path + ".error", share, error)
@@ -413,6 +466,12 @@ def _run_share(share: int) -> None:
             )
             sys.stderr.flush()
             os._exit(1)
+
+
+def _dump(result: Any, path: str) -> None:
+    with open(path + ".tmp", "wb") as handle:
+        pickle.dump(result, handle, protocol=pickle.HIGHEST_PROTOCOL)
+    os.replace(path + ".tmp", path)  # a result file is whole or absent
 
 
 def _write_error(path: str, share: int, error: BaseException) -> None:

@@ -87,6 +87,53 @@ def test_shares_as_done_come_as_their_workers_end(scratch):
     assert list(scratch.iterdir()) == []
 
 
+def test_what_a_worker_sends_comes_while_it_still_works_in_order(scratch):
+    """send() hands a part to the parent before the share ends: the parent reads it
+    while the worker waits for that (so a worker holds one part at a time, not its
+    share's whole result), a share's parts in the order sent, its last result after."""
+    received = scratch / "received"
+
+    def work(share, counter):
+        for number in range(3):
+            forked.send((share, number))
+        deadline = time.monotonic() + 20
+        while not (received / f"{share}-2").exists():  # the parent has read part 2
+            assert time.monotonic() < deadline, "the parts were not read before the end"
+            time.sleep(0.01)
+        return (share, "end")
+
+    received.mkdir()
+    seen = []
+    with forked.using_jobs(2):
+        for share, result in forked.shares_as_done(work):
+            seen.append(result)
+            if result[1] != "end":
+                (received / f"{result[0]}-{result[1]}").touch()
+    for share in (0, 1):
+        assert [r for r in seen if r[0] == share] == [
+            (share, 0),
+            (share, 1),
+            (share, 2),
+            (share, "end"),
+        ]
+    assert sorted(p.name for p in scratch.iterdir()) == ["received"]  # no part left behind
+
+
+def test_a_share_that_fails_after_sending_gives_its_parts_then_its_error(scratch):
+    def work(share, counter):
+        forked.send(f"part of {share}")
+        if share == 1:
+            raise ValueError("share 2 failed after a part")
+        return share
+
+    seen = []
+    with forked.using_jobs(2), pytest.raises(ValueError, match="share 2 failed after a part"):
+        for _, result in forked.shares_as_done(work):
+            seen.append(result)
+    assert "part of 1" in seen
+    assert list(scratch.iterdir()) == []
+
+
 def test_shares_as_done_stop_the_others_when_one_fails(scratch):
     import time
 

@@ -13,6 +13,7 @@ from ibistatic import forked
 from ibistatic.config import load_command_config
 from ibistatic.errors import ConfigError
 from ibistatic.site.build import build_site
+from ibistatic.site.state import load_state
 from test_publish import make_project, snapshot
 
 
@@ -126,6 +127,33 @@ def test_every_jobs_count_builds_the_same_site(tmp_path, monkeypatch):
     forks.clear()
     build_site(config, full=True)  # the crawl cache knows every item: still shared out
     assert forks == [1, 3, 3, 1, 3, 3] and snapshot(config.output) == sites[1]
+
+
+@pytest.mark.skipif(not forked.available(), reason="needs fork")
+def test_the_items_workers_send_their_facts_a_chunk_at_a_time(tmp_path, monkeypatch):
+    """Each chunk's facts reach the parent as the worker goes on (forked.send), not its
+    whole share at its end; the site is the one a single process builds."""
+    monkeypatch.setattr("ibistatic.store.store.PARALLEL_ITEMS", 1)
+    monkeypatch.setattr("ibistatic.site.item_phase.CHUNK_KEYS", 2)
+    read = forked._read
+    parts = []
+
+    def counted(path):
+        parts.append(path)
+        return read(path)
+
+    monkeypatch.setattr(forked, "_read", counted)
+    path = make_project(tmp_path)
+    config = load_command_config(path, None, 1)
+    build_site(config, full=True)
+    alone = snapshot(config.output)
+    assert not parts
+    config = load_command_config(path, None, 2)
+    build_site(config, full=True)
+    assert snapshot(config.output) == alone
+    rendered = len(load_state(config.cache_dir / "site-state.pickle")[0].items)
+    sent = [p for p in parts if ".part-" in os.path.basename(p)]
+    assert len(sent) >= rendered // 2 >= 4  # a part per 2 items in each worker
 
 
 @pytest.mark.skipif(not forked.available(), reason="needs fork")

@@ -10,7 +10,7 @@ chunk, not of all its items.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import partial
 
 from ..store.files import Files
@@ -38,7 +38,7 @@ def render_items(
     work = partial(_render_share, config, site, loaded, plan)
     for part in store.render(plan.rendered(), work, progress, begun):
         facts.merge(part)
-        del part  # before the next is read: one worker's result at a time in memory
+        del part  # before the next is read: one part at a time in memory
     site.file_sums.keep(facts.file_sums, whole=plan.full)
     site.file_sums.settle()
     return facts
@@ -49,14 +49,16 @@ def render_items(
 CHUNK_KEYS = 1000
 
 
-def _render_share(config, site, loaded, plan: Plan, keys: list[str], files: Files, tick) -> Facts:
-    """Resolve the items `keys`, put their outputs' files into `files`; returns their facts."""
-    facts = Facts()
+def _render_share(
+    config, site, loaded, plan: Plan, keys: list[str], files: Files, tick
+) -> Iterator[Facts]:
+    """Resolve the items `keys`, put their outputs' files into `files`; yields their
+    facts a chunk at a time (a forked worker sends each to the parent and lets go of it)."""
     for start in range(0, len(keys), CHUNK_KEYS):
         chunk = keys[start : start + CHUNK_KEYS]
-        facts.merge(_render_chunk(config, site, loaded, plan, chunk, files, tick))
-    facts.file_sums = site.file_sums.take_seen()  # a forked worker's go back with its facts
-    return facts
+        facts = _render_chunk(config, site, loaded, plan, chunk, files, tick)
+        facts.file_sums = site.file_sums.take_seen()  # a forked worker's go with its facts
+        yield facts
 
 
 def _render_chunk(config, site, loaded, plan: Plan, keys: list[str], files: Files, tick) -> Facts:

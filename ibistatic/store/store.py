@@ -12,7 +12,7 @@ PublishError and the published site is unchanged.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TypeVar
 
@@ -85,30 +85,34 @@ class Store:
     def render(
         self,
         keys: list[str],
-        work: Callable[[list[str], Files, Callable[[], None]], Result],
+        work: Callable[[list[str], Files, Callable[[], None]], Iterable[Result]],
         progress,
         ended: Callable[[], None] | None = None,
     ) -> Iterator[Result]:
-        """`work(keys, files, tick)` over `keys`: in forked processes when there are many
-        and the files go straight to disk, else here; `tick()` once per key done.  Yields
-        each worker's result as it ends (one at a time in memory; the parent reads one
-        while the others finish), so their order is not the keys'.  `ended()` as each
-        worker ends, before its result is read (forked.shares_as_done)."""
+        """`work(keys, files, tick)` over `keys`, which yields its results part by part:
+        in forked processes when there are many keys and the files go straight to disk,
+        else here; `tick()` once per key done.  Yields each part as a worker sends it
+        (the parent reads and merges them while the workers go on, and a worker holds
+        one part at a time), so their order is not the keys'.  `ended()` as each worker
+        ends (forked.shares_as_done)."""
         direct = self.generation.direct
         if not self.forks(len(keys)):
-            yield work(keys, self.files, progress.advance)
+            yield from work(keys, self.files, progress.advance)
             self.flush()
             return
 
-        def share_of(share: int, done) -> tuple:
+        def share_of(share: int, done) -> None:
             files = Files({}, direct)
-            result = work(keys[share :: forked.workers()], files, lambda: forked.count(done, 1))
-            return result, files.digests, files.written
+            mine = keys[share :: forked.workers()]
+            for result in work(mine, files, lambda: forked.count(done, 1)):
+                forked.send((result, *files.take_new()))
 
         shares = forked.shares_as_done(share_of, progress.update, ended=ended)
-        for _, (result, digests, written) in shares:
-            self.files.absorb(digests, written)
-            yield result
+        for _, sent in shares:
+            if sent is not None:  # None: a worker's end (all it had was sent)
+                result, digests, written = sent
+                self.files.absorb(digests, written)
+                yield result
 
     def render_apart(
         self, parts: list, work: Callable[[object, Files], Result], items: int
