@@ -657,7 +657,7 @@ _SHORT = 16
 def _shared_values(values: dict) -> dict:
     """`values` with what repeats over items (states, types, languages, file, format and
     Dublin Core names) as one string each: a large build holds every item, and a
-    million copies of "Original" or "document.pdf" are 100 MB.  Done where the crawl
+    million copies of "Original" are 57 MB.  Done where the crawl
     reads items, not when they are loaded again: a pickle keeps shared strings shared."""
     for name in _REPEATED:
         if values.get(name) is not None:
