@@ -665,7 +665,7 @@ def _shared_values(values: dict) -> dict:
     if values.get("translations"):
         values["translations"] = tuple([(sys.intern(t), i) for t, i in values["translations"]])
     if values.get("formats"):
-        values["formats"] = tuple([(_shared((n, f))) for n, f in values["formats"]])
+        values["formats"] = tuple([_shared(pair) for pair in values["formats"]])
     if values.get("dublin_core"):
         values["dublin_core"] = tuple(
             [
