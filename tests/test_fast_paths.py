@@ -169,7 +169,7 @@ def test_templates_use_the_fast_escape_and_render_the_same():
     from ibistatic.site.pages import SITE_SRC
 
     site = Site(load_config(SAMPLE / "ibistatic.yaml"))
-    template = site.templates["filelist.html"]
+    template = site.template("filelist.html")
     assert template.root_render_func.__globals__["escape"] is escaped
     # jinja2's globals, as a dict: its ChainMap was copied key by key at each render
     assert type(template.globals) is dict
@@ -266,7 +266,7 @@ def test_flattened_pages_are_what_jinja2_renders(tmp_path, monkeypatch):
     config = load_config(tmp_path / "project" / "ibistatic.yaml")
     site = Site(config)
     flat = {"record.html", "filelist.html", "metadata.html", "alert.html", "landing.html"}
-    assert {n for n, t in site.templates.items() if t is not site.env.get_template(n)} >= flat
+    assert {n for n in flat if site.template(n) is not site.env.get_template(n)} >= flat
     build_site(config, full=True)
     flattened = _snapshot(config.output)
     monkeypatch.setattr(
@@ -288,7 +288,7 @@ def test_a_sites_own_templates_keep_jinja2s_way(tmp_path):
     config = load_config(SAMPLE / "ibistatic.yaml")
     site = Site(type(config)(**{**vars(config), "templates": tmp_path / "own"}))
     for name in ("record.html", "filelist.html", "metadata.html", "alert.html"):
-        assert site.templates[name] is site.env.get_template(name)
+        assert site.template(name) is site.env.get_template(name)
 
 
 def _render_both(folder, name: str, **values) -> tuple:

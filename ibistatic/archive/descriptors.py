@@ -640,7 +640,7 @@ def read_item(
     item = Item(
         archive=sys.intern(archive),
         repository=name,
-        files=_shared(files),
+        files=_interned(files),
         files_stamp=files_stamp,
         **_shared_values(values),
     )
@@ -665,7 +665,7 @@ def _shared_values(values: dict) -> dict:
     if values.get("translations"):
         values["translations"] = tuple([(sys.intern(t), i) for t, i in values["translations"]])
     if values.get("formats"):
-        values["formats"] = tuple([_shared(pair) for pair in values["formats"]])
+        values["formats"] = tuple([_interned(pair) for pair in values["formats"]])
     if values.get("dublin_core"):
         values["dublin_core"] = tuple(
             [
@@ -676,7 +676,7 @@ def _shared_values(values: dict) -> dict:
     return values
 
 
-def _shared(names: tuple[str, ...]) -> tuple[str, ...]:
+def _interned(names: tuple[str, ...]) -> tuple[str, ...]:
     return tuple([sys.intern(name) for name in names])
 
 

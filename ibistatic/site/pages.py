@@ -195,25 +195,6 @@ class Site:
         self.catalog: bool = config.catalog  # the landing page links it only when published
         #: Archive name -> its folder (its files' sizes and checksums for the file lists)
         self.roots = {path.name: path for path in config.archives}
-        self.templates = {
-            name: fastjinja.flattened(self.env, name, SITE_SRC)
-            for name in (
-                "redirect.html",
-                "alert.html",
-                "404.html",
-                "metadata.html",
-                "oai_dc.xml",
-                "filelist.html",
-                "landing.html",
-                "sitemap.xml",
-                "sitemap_index.xml",
-                "record.html",
-                "robots.txt",
-                "_alert_links.html",
-                "search.html",
-                "search_list.html",
-            )
-        }
         self._meanings: dict[str, str] = {}
         self._skeletons: dict[tuple, Skeleton] = {}
         # fill() renders a site's own template: it may test what a skeleton only marks
@@ -238,9 +219,13 @@ class Site:
             "catalog": self.catalog,
         }
 
+    def template(self, name: str, lang: str | None = None) -> jinja2.Template:
+        """`name` as the pages of `lang` (None: the site's) are rendered with: compiled
+        once per process and language (fastjinja.flattened)."""
+        return fastjinja.flattened(self.env, name, SITE_SRC, _texts(lang or self.language))
+
     def render(self, name: str, lang: str | None = None, **context) -> str:
-        template = fastjinja.flattened(self.env, name, SITE_SRC, _texts(lang or self.language))
-        return template.render(**{**self.constants(lang), **context})
+        return self.template(name, lang).render(**{**self.constants(lang), **context})
 
     def fill(
         self, name: str, fields: Sequence[str], context: dict, tested: dict, lang: str | None = None
@@ -255,7 +240,7 @@ class Site:
             falsy = {n: v for n, v in tested.items() if not v}
             constants = {**self.constants(lang), **falsy}
             skeleton = self._skeletons[key] = Skeleton(
-                self.templates[name], [f for f in fields if f not in falsy], constants
+                self.template(name, lang), [f for f in fields if f not in falsy], constants
             )
         return skeleton.fill(context)
 
