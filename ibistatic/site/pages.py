@@ -73,13 +73,14 @@ XML_CHAR_INVALID = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010
 
 #: one encoder for every page (json.dumps with options makes one per call)
 _SCRIPT_ENCODER = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-_SCRIPT_SPECIAL = re.compile("[<>&\u2028\u2029]")
 
 
 def script_json(value) -> Markup:
     """`value` as JSON that is safe verbatim inside ``<script type="application/json">``."""
     text = _SCRIPT_ENCODER.encode(value)
-    return Markup(text.translate(_SCRIPT_ESCAPES) if _SCRIPT_SPECIAL.search(text) else text)
+    # five memchr, not a character class's search: a third of its time on a target URL
+    special = "<" in text or ">" in text or "&" in text or "\u2028" in text or "\u2029" in text
+    return Markup(text.translate(_SCRIPT_ESCAPES) if special else text)
 
 
 def base_path(site_url: str) -> str:
