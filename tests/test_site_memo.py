@@ -16,7 +16,9 @@ from conftest import SAMPLE
 from ibistatic.config import load_config
 from ibistatic.site import sitewide
 from ibistatic.site.build import Publisher, build_site
-from ibistatic.site.memo import PerRepository
+from ibistatic.site.hostfiles import HostRule, first_by_path
+from ibistatic.site.memo import FirstByPath, PerRepository
+from ibistatic.site.outputs import host_files
 from ibistatic.site.pages import Site
 from test_publish import _edit, make_project, snapshot
 
@@ -64,6 +66,70 @@ def test_per_repository_past_many_changes_joins_again():
     assert rows.joined(table) == expected
 
 
+def _rules_of(entry) -> list[HostRule]:
+    """An entry's rules: a few paths of a small set, so that keys share paths (the first
+    wins) and one key may name a path twice; some are 410s (no line)."""
+    return [HostRule(path, 410 if url is None else 302, url) for path, url in entry[1]]
+
+
+def _rule_text(rule: HostRule) -> str:
+    return "" if rule.url is None else f"{rule.path} {rule.url}\n"
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["put", "drop", "same"]),
+            st.sampled_from("abcdefgh"),
+            st.lists(
+                st.tuples(
+                    st.sampled_from(["p", "q", "r", "s", "t"]), st.sampled_from([None, "u", "v"])
+                ),
+                max_size=3,
+            ),
+        ),
+        max_size=50,
+    ),
+    st.integers(0, 3),
+)
+def test_first_by_path_is_first_by_path_of_the_joined_rows_after_any_changes(changes, batch):
+    """Rules come, go and change under keys that share paths: after each call, the first
+    rule of each path in the joined order, sorted by path, and the text of each, as
+    made from scratch."""
+    rows = PerRepository(_rules_of)
+    by_path = FirstByPath(lambda rule: rule.path, _rule_text)
+    table: dict = {}
+    for number, (change, key, rules) in enumerate(changes):
+        if change == "put":
+            table[key] = (key, tuple(rules))  # a new object, even when equal
+        elif change == "drop":
+            table.pop(key, None)
+        if number % (batch + 1) == 0:
+            assert rows.joined(table) == _joined(table)
+            expected = first_by_path(_joined(table))
+            assert by_path.update(rows) == expected
+            assert by_path.texts == [_rule_text(rule) for rule in expected]
+
+
+def _joined(table) -> list[HostRule]:
+    return [rule for key in sorted(table) for rule in _rules_of(table[key])]
+
+
+def test_first_by_path_starts_again_when_it_missed_a_join():
+    """Two joins with one update between them: the second's changes alone would leave it
+    wrong, so it makes everything again."""
+    rows = PerRepository(_rules_of)
+    by_path = FirstByPath(lambda rule: rule.path, _rule_text)
+    table = {"a": ("a", (("p", "u"),)), "b": ("b", (("q", "u"),))}
+    rows.joined(table)
+    by_path.update(rows)
+    table["a"] = ("a", (("r", "v"),))
+    rows.joined(table)  # not followed by an update
+    table["b"] = ("b", (("s", "v"),))
+    rows.joined(table)
+    assert [rule.path for rule in by_path.update(rows)] == ["r", "s"]
+
+
 def _full_build_beside(config, tmp_path: Path, name: str) -> dict[str, bytes]:
     other = replace(config, output=tmp_path / name, cache=tmp_path / f"{name}-cache")
     build_site(other, full=True)
@@ -77,7 +143,15 @@ def test_one_publishers_updates_equal_full_builds(tmp_path, monkeypatch):
     config = load_config(make_project(tmp_path))
     publisher = Publisher(config, keep_last_good=False)  # as the full builds beside it
     publisher.persist = False  # as watch: the state stays in memory, and its memo
+    lines = []  # the portable _redirects' lines made (its rules kept sorted: FirstByPath)
+    original_line = host_files.redirect_line
+    monkeypatch.setattr(
+        host_files,
+        "redirect_line",
+        lambda rule, base: lines.append(rule) or original_line(rule, base),
+    )
     assert publisher.build().mode == "full"
+    assert len(lines) > 50  # every line, made once, then kept
     # a spare generation made now, level with the live one: no update clones the site
     assert publisher.state.spare and publisher.state.behind == frozenset()
     assert publisher.state.memo.keys() >= {"index", "sitemaps"}  # filled here, not in forks
@@ -117,10 +191,12 @@ def test_one_publishers_updates_equal_full_builds(tmp_path, monkeypatch):
     for number, (change, where) in enumerate(changes):
         change()
         made.clear()
+        lines.clear()
         report = publisher.build(changed_paths={str(where)})
         assert report.mode.startswith("update"), report.mode
-        # the rows of the items the change reached, not of the other 30
+        # the rows and lines of the items the change reached, not of the other 30
         assert len(made) < 20, (number, made)
+        assert len(lines) < 10, (number, lines)
         full = _full_build_beside(config, tmp_path, f"full-{number}")
         updated = snapshot(config.output)
         assert sorted(updated) == sorted(full), number

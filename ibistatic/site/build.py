@@ -124,12 +124,12 @@ def publish(
         progress.phase("resolving and rendering", len(plan.rendered()))
         begin = early.begin if early is not None else None
         facts = render_items(config, site, loaded, plan, store, progress, begin)
-        store.carry(carried_digests(state, plan.affected))  # the pages no change reached
+        store.carry(*carried_digests(state, plan.affected))  # the pages no change reached
         item_pages = len(store.digests)  # every file so far is an item's page
         touched = fold_facts(loaded, state, plan, facts)
         del facts  # in the state now
         progress.phase("index and site-wide files")
-        context = _site_context(config, site, loaded, state, touched, log)
+        context = _site_context(config, site, loaded, state, touched, log, keep_memo)
         made = render_site(plan, context, store, keep=keep_memo, early=early)
         publication, removed = store.commit()
     store.finish(publication)
@@ -193,9 +193,11 @@ def _early_context(config, site, loaded, state: State, plan: Plan, log) -> SiteC
     return _site_context(config, site, loaded, replace(state, items=plan.items), set(), log)
 
 
-def _site_context(config, site, loaded, state: State, touched: set[str], log) -> SiteContext:
+def _site_context(
+    config, site, loaded, state: State, touched: set[str], log, kept: bool = False
+) -> SiteContext:
     published = [url for key in sorted(state.published) for url in state.published[key]]
-    return SiteContext(config, site, loaded, state, published, frozenset(touched), log)
+    return SiteContext(config, site, loaded, state, published, frozenset(touched), log, kept)
 
 
 # -- between builds -----------------------------------------------------------------------

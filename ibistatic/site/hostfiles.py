@@ -45,6 +45,8 @@ __all__ = [
     "write_host_files",
     "host_files",
     "redirect_rules",
+    "redirect_line",
+    "REDIRECTS_HEAD",
 ]
 
 # RFC 3986 pchar without pct-encoded, plus "/": what browsers send unescaped in a path.
@@ -143,12 +145,23 @@ def _text(lines: Iterable[str]) -> str:
     return "".join(line + "\n" for line in lines)
 
 
+#: the first lines of the portable ``_redirects``
+REDIRECTS_HEAD = (
+    f"# Redirect rules for Netlify and Cloudflare Pages, {_EDITED}.",
+    "# 303 for metadata, 302 otherwise; choose a host (`hosts:`) for its own form; docs/hosting.md.",
+)
+
+
 def redirects_lines(rules: list[HostRule], base: str) -> Iterator[str]:
-    yield f"# Redirect rules for Netlify and Cloudflare Pages, {_EDITED}."
-    yield "# 303 for metadata, 302 otherwise; choose a host (`hosts:`) for its own form; docs/hosting.md."
+    yield from REDIRECTS_HEAD
     for rule in rules:
         if rule.url is not None:
-            yield f"{browser_path(base + rule.path)} {rule.url} {rule.status}"
+            yield redirect_line(rule, base)
+
+
+def redirect_line(rule: HostRule, base: str) -> str:
+    """A redirect's line of the portable ``_redirects``."""
+    return f"{browser_path(base + rule.path)} {rule.url} {rule.status}"
 
 
 def host_files(config, rules: list[HostRule]) -> Iterator[tuple[str, Iterator[str]]]:

@@ -102,6 +102,7 @@ class Files:
         self.digests: dict[str, bytes] = {}  # every file of the site so far
         self.written = 0
         self._made: set[str] = set()
+        self._dropped: list[str] | None = None  # carry(): the old paths not carried
 
     def put(self, file: File) -> bool:
         """Take `file`; False when its path was taken already (the first one wins)."""
@@ -129,14 +130,24 @@ class Files:
         self.digests.update(digests)
         self.written += written
 
-    def carry(self, digests: dict[str, bytes]) -> None:
-        """The digests of files not made again (unchanged), under those made so far."""
+    def carry(self, digests: dict[str, bytes], dropped: Iterable[str] | None = None) -> None:
+        """The digests of files not made again (unchanged), under those made so far.
+        `dropped`: every path of `old` that `digests` leaves out (None: not known)."""
         digests.update(self.digests)
         self.digests = digests
+        self._dropped = None if dropped is None else list(dropped)
 
     def removed(self) -> list[str]:
-        """The last build's files this one has not."""
-        return [path for path in self.old if path not in self.digests]
+        """The last build's files this one has not: when what was carried is known, of
+        those it left out only (a watch republish at 100k items looked at each of 800,000
+        paths: 0.2 s)."""
+        if self._dropped is None:
+            return [path for path in self.old if path not in self.digests]
+        return [
+            path
+            for path in dict.fromkeys(self._dropped)
+            if path in self.old and path not in self.digests
+        ]
 
     def _put_data(self, relative: str, data: bytes | str) -> None:
         data = data.encode("utf-8") if isinstance(data, str) else data

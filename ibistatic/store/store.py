@@ -69,9 +69,10 @@ class Store:
         """A folder made whole when the build is committed."""
         self.trees.append(tree)
 
-    def carry(self, digests: dict[str, bytes]) -> None:
-        """The digests of the files not made again (unchanged since the last build)."""
-        self.files.carry(digests)
+    def carry(self, digests: dict[str, bytes], dropped: Iterable[str] | None = None) -> None:
+        """The digests of the files not made again (unchanged since the last build);
+        `dropped`: the last build's paths left out of them (Files.carry)."""
+        self.files.carry(digests, dropped)
 
     @property
     def digests(self) -> dict[str, bytes]:

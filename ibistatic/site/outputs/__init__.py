@@ -69,6 +69,9 @@ class SiteContext:
     published: list  # every PublishedUrl, by repository key
     touched: frozenset[str]  # the index keys whose records or answers may have changed
     log: Callable[[str], None]
+    #: the outputs run where what they keep (state.memo) serves the next republish
+    #: (watch): worth keeping more than a single build needs
+    kept: bool = False
 
 
 class Output(Protocol):

@@ -5,11 +5,23 @@ manifest; with a notice for each rule limit a chosen host passes."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
+from operator import attrgetter
 
 from ...store.files import File, Notice
-from ..hostfiles import first_by_path, host_files, rule_candidates
+from ..hostfiles import (
+    REDIRECTS_HEAD,
+    first_by_path,
+    host_files,
+    redirect_line,
+    rule_candidates,
+)
 from ..hosts import needs_rules, rule_warnings
-from ..memo import PerRepository
+from ..memo import FirstByPath, PerRepository
+from ..pages import base_path
+
+#: the portable output's rule file (no host chosen)
+PORTABLE_REDIRECTS = "_redirects"
 
 
 class HostFiles:
@@ -22,9 +34,16 @@ class HostFiles:
     def files(self, plan, context) -> Iterator[File | Notice]:
         # 2.1-2.7 s of each watch republish at 100,000 items: made only when written
         hosts = context.config.hosts
-        rules = _rules(context.state) if needs_rules(hosts) else []
+        kept = _kept(context) if context.kept and needs_rules(hosts) else None
+        if kept is not None:
+            rules = kept.by_path.update(kept.candidates)
+        else:
+            rules = _rules(context.state) if needs_rules(hosts) else []
         for relative, lines in host_files(context.config, rules):
-            yield File(relative, lines=lines)  # about 50 MB each at 100,000 items: streamed
+            if kept is not None and not hosts and relative == PORTABLE_REDIRECTS:
+                yield File(relative, data=_joined(kept.by_path.texts))  # its lines kept
+            else:
+                yield File(relative, lines=lines)  # about 50 MB each at 100,000 items: streamed
         for warning in rule_warnings(hosts, rules):
             yield Notice(warning)
 
@@ -33,9 +52,38 @@ def _rules(state) -> list:
     """hostfiles.host_rules of every published URL, each repository's candidates kept
     in the state's memo (site.memo): a republish asks http_answer of its own URLs."""
     candidates = state.memo.get(HostFiles.name)
-    if candidates is None:
+    if not isinstance(candidates, PerRepository):
         candidates = state.memo[HostFiles.name] = PerRepository(rule_candidates)
     return first_by_path(candidates.joined(state.published))
+
+
+@dataclass(frozen=True)
+class _Kept:
+    """What watch keeps: the candidates, and the first of each path with its line."""
+
+    candidates: PerRepository
+    by_path: FirstByPath
+
+
+def _kept(context) -> _Kept:
+    """The rules of every published URL as kept for watch (candidates.joined called)."""
+    state = context.state
+    kept = state.memo.get(HostFiles.name)
+    if not isinstance(kept, _Kept):
+        base = base_path(context.config.site_url)
+
+        def text(rule) -> str:  # its line of the portable _redirects ("": a 410)
+            return "" if rule.url is None else redirect_line(rule, base) + "\n"
+
+        by_path = FirstByPath(attrgetter("path"), text)
+        kept = state.memo[HostFiles.name] = _Kept(PerRepository(rule_candidates), by_path)
+    kept.candidates.joined(state.published)
+    return kept
+
+
+def _joined(texts: list[str]) -> str:
+    """The portable _redirects from the lines kept: what redirects_lines writes."""
+    return "".join(line + "\n" for line in REDIRECTS_HEAD) + "".join(texts)
 
 
 OUTPUT = HostFiles()
