@@ -119,7 +119,7 @@ def _held(loaded: LoadedArchives, key: str) -> tuple:
 
 def _patched_items(loaded: LoadedArchives, items: dict[str, tuple]) -> dict[str, tuple]:
     """`items` (the last build's) with the repositories `loaded.touched` read again."""
-    patched = dict(items)
+    patched = items.copy()  # a table clone: dict() inserts each entry again once any was popped
     for key in loaded.touched:
         held = _held(loaded, key)
         if held:
@@ -177,7 +177,7 @@ def patched_references(
     keys: Iterable[str],
 ) -> dict[str, frozenset[str]]:
     """`reverse` (of `old`) made that of `new`, where only the repositories `keys` differ."""
-    patched = dict(reverse)
+    patched = reverse.copy()  # as _patched_items
     for key in keys:
         before, after = _named(old.get(key, ())), _named(new.get(key, ()))
         for named in before - after:
