@@ -75,10 +75,16 @@ def _kept(context) -> _Kept:
         def text(rule) -> str:  # its line of the portable _redirects ("": a 410)
             return "" if rule.url is None else redirect_line(rule, base) + "\n"
 
-        by_path = FirstByPath(attrgetter("path"), text)
+        # the lines only for the portable _redirects: the hosts' own files format theirs
+        portable = not context.config.hosts
+        by_path = FirstByPath(attrgetter("path"), text if portable else _no_line)
         kept = state.memo[HostFiles.name] = _Kept(PerRepository(rule_candidates), by_path)
     kept.candidates.joined(state.published)
     return kept
+
+
+def _no_line(rule) -> str:
+    return ""
 
 
 def _joined(texts: list[str]) -> str:
