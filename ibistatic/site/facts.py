@@ -134,10 +134,10 @@ def _fold_answers(
 def carried_digests(state: State, affected: frozenset[str]) -> tuple[dict[str, bytes], list[str]]:
     """The last build's digests of the files this one does not make again: every page
     but the affected items' (those of the other items are unchanged, by the definition
-    of affected). One copy of the dict, not a look at each of 700,000 pages; made after
-    the changed pages are out (a dict with deletions copies slowly: 0.1 s at 100k items).
-    With them, the paths left out: the only files this build may remove."""
-    # .copy(), not dict(): after the last republish's pops dict() inserts each entry
+    of affected). One copy of the dict, not a look at each of 700,000 pages, made after
+    the changed pages are out. With them, the paths left out: the only files this build
+    may remove (Files.carry)."""
+    # .copy(), not dict(): after the last republish's pops, dict() inserts each entry
     # again (0.15 s at 800,000 paths) where copy() clones the table (0.02 s)
     digests = state.digests.copy()
     dropped = [relative for key in affected for relative in _pages_of(state, key)]

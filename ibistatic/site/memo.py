@@ -121,7 +121,7 @@ class FirstByPath:
     were most of a portable republish (0.6 s of 1.6).
 
     Holds every row once more, as (path, key, place, row) in that order, and the text
-    of each first row: about 90 MB at 100,000 items (watch's site outputs only)."""
+    of each first row: 80 MB at 100,000 items with the portable output (watch only)."""
 
     def __init__(self, path: Callable[[Any], str], text: Callable[[Any], str]) -> None:
         self.path = path
