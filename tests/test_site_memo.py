@@ -131,6 +131,22 @@ def test_first_by_path_starts_again_when_it_missed_a_join():
     assert [rule.path for rule in by_path.update(rows)] == ["r", "s"]
 
 
+def test_first_by_path_after_many_changes_at_once():
+    """Past PerRepository's limit of changes, it joins everything again and says no
+    changes (None): the rules sorted by path are made again too."""
+    rows = PerRepository(_rules_of)
+    by_path = FirstByPath(lambda rule: rule.path, _rule_text)
+    table = {f"k{n:05}": (f"k{n:05}", ((f"p{n:05}", "u"),)) for n in range(3000)}
+    rows.joined(table)
+    by_path.update(rows)
+    for n in range(0, 3000, 2):
+        del table[f"k{n:05}"]
+        table[f"j{n:05}"] = (f"j{n:05}", ((f"q{n:05}", "v"),))
+    rows.joined(table)
+    assert rows.changes is None
+    assert by_path.update(rows) == first_by_path(_joined(table))
+
+
 def _full_build_beside(config, tmp_path: Path, name: str) -> dict[str, bytes]:
     other = replace(config, output=tmp_path / name, cache=tmp_path / f"{name}-cache")
     build_site(other, full=True)
