@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from ..core.urls import base_path
 from ..errors import UsageError, printable
 
 SERVERS = ("nginx", "apache")
@@ -118,8 +119,7 @@ def _configured_site(config: str | None) -> Path:
 
 def _base(site_url: str, site: Path) -> str:
     """The site URL's path; a site served under a path must sit in a folder of that name."""
-    path = urlsplit(site_url).path or "/"
-    base = path if path.endswith("/") else path + "/"
+    base = base_path(site_url)
     if base != "/" and not str(site).endswith(base.rstrip("/")):
         raise UsageError(
             printable(

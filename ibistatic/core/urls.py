@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 from ..errors import IbiSyntaxError, UsageError
 from .facts import (
@@ -62,6 +62,7 @@ __all__ = [
     "REQUIRED_STATUS",
     "VERB_LIST",
     "ORIGINAL",
+    "base_path",
 ]
 
 WHAT = "persistent URL"
@@ -75,6 +76,13 @@ SERIES_CODE = re.compile(r"-[A-Za-z]{2,5}(?![A-Za-z0-9])")
 # scheme "://" authority (RFC 3986 §3.1, §3.2): where a base URL ends.
 SCHEME_AUTHORITY = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/?#\s]*")
 PATH_CHARACTER = re.compile(PATH_CHARACTER_CLASS)
+
+
+def base_path(site_url: str) -> str:
+    """The path of a publisher's base (its site URL), ending in ``/``: ``/`` or ``/ibi/``,
+    where its pages, assets, index and host rules sit."""
+    path = urlsplit(site_url).path or "/"
+    return path if path.endswith("/") else path + "/"
 
 
 @dataclass(frozen=True)

@@ -29,11 +29,12 @@ from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from pathlib import Path
 from typing import NamedTuple
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote
 
 from ..core.facts import URL_PATH_SAFE
 from ..core.http import GONE, http_answer
 from ..core.relations import Relation, parse_modifier
+from ..core.urls import base_path
 
 __all__ = [
     "HostRule",
@@ -129,12 +130,6 @@ def browser_path(path: str) -> str:
     return quote(path, safe=PATH_SAFE)
 
 
-def _site_path(site_url: str) -> str:
-    """The path of the site URL (``/`` or ``/ibi/``): every host path starts with it."""
-    path = urlsplit(site_url).path or "/"
-    return path if path.endswith("/") else path + "/"
-
-
 def redirects_text(rules: list[HostRule], base: str = "/") -> str:
     """The portable ``_redirects``: ``/<path> <url> <status>`` per redirect, unforced
     (what Netlify and Cloudflare Pages both read; docs/hosting.md)."""
@@ -171,7 +166,7 @@ def host_files(config, rules: list[HostRule]) -> Iterator[tuple[str, Iterator[st
     and are written by ``ibistatic server-config``, outside the published tree."""
     from .hosts import profile_files  # the profiles build on this module's rules
 
-    yield from profile_files(config, rules, _site_path(config.site_url))
+    yield from profile_files(config, rules, base_path(config.site_url))
 
 
 def write_host_files(config, published, out: Path) -> list[str]:

@@ -34,6 +34,7 @@ import ibistatic
 from ..archive.filesums import FileSums
 from ..core.facts import ALERT_TEXTS, DC_ELEMENTS, URL_PATH_SAFE
 from ..core.relations import describe_relation, parse_modifier
+from ..core.urls import base_path
 from ..errors import IbistaticError
 from ..index.sharding import canonical_key
 from . import fastjinja, i18n, record, signposting
@@ -81,12 +82,6 @@ def script_json(value) -> Markup:
     # five memchr, not a character class's search: a third of its time on a target URL
     special = "<" in text or ">" in text or "&" in text or "\u2028" in text or "\u2029" in text
     return Markup(text.translate(_SCRIPT_ESCAPES) if special else text)
-
-
-def base_path(site_url: str) -> str:
-    """The path of the site URL (``/`` or ``/ibi/``): where pages find the assets and index."""
-    path = urlsplit(site_url).path or "/"
-    return path if path.endswith("/") else path + "/"
 
 
 def persistent_url(site_url: str, path: str) -> str:

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from operator import attrgetter
 
+from ...core.urls import base_path
 from ...store.files import File, Notice
 from ..hostfiles import (
     REDIRECTS_HEAD,
@@ -18,7 +19,6 @@ from ..hostfiles import (
 )
 from ..hosts import needs_rules, rule_warnings
 from ..memo import FirstByPath, PerRepository
-from ..pages import base_path
 
 #: the portable output's rule file (no host chosen)
 PORTABLE_REDIRECTS = "_redirects"
