@@ -20,6 +20,8 @@ from ibistatic.site.hostfiles import (
     HostRule,
     browser_path,
     host_rules,
+    portable_line,
+    redirects_lines,
     redirects_text,
     write_host_files,
 )
@@ -239,6 +241,15 @@ def test_redirects_text_escapes_paths_as_browsers_send_them():
         "/dollar$uri https://t.example/$uri/$1?a=$b 303",
         "/sp%20ace/%C3%A9 https://t.example/%C3%A9%20x 302",
     ]
+
+
+def test_redirects_lines_made_already_are_the_lines_made_from_the_rules():
+    """watch keeps each rule's portable line (site.memo): given them, the file is the same,
+    made from them, not from the rules (a 410's "" is no line)."""
+    made = [portable_line(rule, "/ibi/") for rule in HOSTILE]
+    assert made[-1] == ""
+    assert list(redirects_lines(HOSTILE, "/ibi/", made)) == list(redirects_lines(HOSTILE, "/ibi/"))
+    assert list(redirects_lines(HOSTILE, "/", ["a", "", "b"]))[2:] == ["a", "b"]
 
 
 def test_urls_are_written_as_a_location_header_can_carry_them():

@@ -163,10 +163,10 @@ def test_one_publishers_updates_equal_full_builds(tmp_path, monkeypatch, hosts):
     publisher = Publisher(config, keep_last_good=False)  # as the full builds beside it
     publisher.persist = False  # as watch: the state stays in memory, and its memo
     lines = []  # the portable _redirects' lines made (its rules kept sorted: FirstByPath)
-    original_line = host_files.redirect_line
+    original_line = host_files.portable_line
     monkeypatch.setattr(
         host_files,
-        "redirect_line",
+        "portable_line",
         lambda rule, base: lines.append(rule) or original_line(rule, base),
     )
     assert publisher.build().mode == "full"

@@ -24,6 +24,7 @@ case-sensitively, as the browser sends them (RFC 3986 %XX, upper case hex).
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable, Iterator
 from functools import lru_cache
@@ -46,8 +47,7 @@ __all__ = [
     "write_host_files",
     "host_files",
     "redirect_rules",
-    "redirect_line",
-    "REDIRECTS_HEAD",
+    "portable_line",
 ]
 
 # RFC 3986 pchar without pct-encoded, plus "/": what browsers send unescaped in a path.
@@ -140,33 +140,41 @@ def _text(lines: Iterable[str]) -> str:
     return "".join(line + "\n" for line in lines)
 
 
-#: the first lines of the portable ``_redirects``
-REDIRECTS_HEAD = (
+_REDIRECTS_HEAD = (
     f"# Redirect rules for Netlify and Cloudflare Pages, {_EDITED}.",
     "# 303 for metadata, 302 otherwise; choose a host (`hosts:`) for its own form; docs/hosting.md.",
 )
 
 
-def redirects_lines(rules: list[HostRule], base: str) -> Iterator[str]:
-    yield from REDIRECTS_HEAD
-    for rule in rules:
-        if rule.url is not None:
-            yield redirect_line(rule, base)
+def redirects_lines(
+    rules: list[HostRule], base: str, made: Iterable[str] | None = None
+) -> Iterator[str]:
+    """The lines of the portable ``_redirects``: its head, then each rule's portable_line;
+    `made`: those lines made already, in the rules' order (watch keeps them, site.memo).
+    Iterated in C (itertools), not by a generator: 0.04 s less for a watch's 350,000."""
+    if made is None:
+        made = (portable_line(rule, base) for rule in rules)  # made as the file is written
+    return itertools.chain(_REDIRECTS_HEAD, filter(None, made))
 
 
-def redirect_line(rule: HostRule, base: str) -> str:
-    """A redirect's line of the portable ``_redirects``."""
+def portable_line(rule: HostRule, base: str) -> str:
+    """A rule's line of the portable ``_redirects``; "" for a 410 (not listed there)."""
+    if rule.url is None:
+        return ""
     return f"{browser_path(base + rule.path)} {rule.url} {rule.status}"
 
 
-def host_files(config, rules: list[HostRule]) -> Iterator[tuple[str, Iterator[str]]]:
+def host_files(
+    config, rules: list[HostRule], made: Iterable[str] | None = None
+) -> Iterator[tuple[str, Iterator[str]]]:
     """(path inside the site, its lines) of the host files of `config.hosts`
     (ibistatic.site.hosts), each line made when asked: at 100,000 items a file is
     about 50 MB.  Never a server configuration: those name the build machine's paths
-    and are written by ``ibistatic server-config``, outside the published tree."""
+    and are written by ``ibistatic server-config``, outside the published tree.
+    `made`: the portable ``_redirects``' lines made already (redirects_lines)."""
     from .hosts import profile_files  # the profiles build on this module's rules
 
-    yield from profile_files(config, rules, base_path(config.site_url))
+    yield from profile_files(config, rules, base_path(config.site_url), made)
 
 
 def write_host_files(config, published, out: Path) -> list[str]:

@@ -163,7 +163,9 @@ class Files:
     def _put_lines(self, relative: str, lines: Iterable[str]) -> None:
         """Straight to disk a batch of lines at a time, else as _put_data()."""
         if self.direct is None:  # an update: compared with the last digest first
-            self._put_data(relative, "".join(line + "\n" for line in lines))
+            listed = list(lines)  # joined in C: 350,000 lines of a watch's _redirects
+            listed.append("")  # each line ended, and no lines no bytes
+            self._put_data(relative, "\n".join(listed))
             return
         sha256 = hashlib.sha256()
         with open(self._path(relative), "wb") as handle:

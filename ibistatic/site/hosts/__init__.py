@@ -39,14 +39,17 @@ NOJEKYLL = ".nojekyll"
 Files = Iterator[tuple[str, Iterable[str]]]
 
 
-def profile_files(config, rules: list[HostRule], base: str) -> Files:
-    """(path inside the site, its lines) of every file the chosen hosts need."""
+def profile_files(
+    config, rules: list[HostRule], base: str, made: Iterable[str] | None = None
+) -> Files:
+    """(path inside the site, its lines) of every file the chosen hosts need; `made`: the
+    portable ``_redirects``' line of each rule, made already (hostfiles.redirects_lines)."""
     hosts = config.hosts
     check_hosts(hosts)
     if not hosts or "github-pages" in hosts:
         yield NOJEKYLL, iter(())
     if not hosts:
-        yield "_redirects", redirects_lines(rules, base)
+        yield "_redirects", redirects_lines(rules, base, made)
     if "netlify" in hosts:
         yield "_redirects", netlify.redirects_lines(rules, base)
     if "cloudflare-pages" in hosts:

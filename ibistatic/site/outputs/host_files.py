@@ -10,18 +10,9 @@ from operator import attrgetter
 
 from ...core.urls import base_path
 from ...store.files import File, Notice
-from ..hostfiles import (
-    REDIRECTS_HEAD,
-    first_by_path,
-    host_files,
-    redirect_line,
-    rule_candidates,
-)
+from ..hostfiles import first_by_path, host_files, portable_line, rule_candidates
 from ..hosts import needs_rules, rule_warnings
 from ..memo import FirstByPath, PerRepository
-
-#: the portable output's rule file (no host chosen)
-PORTABLE_REDIRECTS = "_redirects"
 
 
 class HostFiles:
@@ -39,11 +30,9 @@ class HostFiles:
             rules = kept.by_path.update(kept.candidates)
         else:
             rules = _rules(context.state) if needs_rules(hosts) else []
-        for relative, lines in host_files(context.config, rules):
-            if kept is not None and not hosts and relative == PORTABLE_REDIRECTS:
-                yield File(relative, data=_joined(kept.by_path.texts))  # its lines kept
-            else:
-                yield File(relative, lines=lines)  # about 50 MB each at 100,000 items: streamed
+        made = kept.by_path.texts if kept is not None else None  # the portable lines kept
+        for relative, lines in host_files(context.config, rules, made):
+            yield File(relative, lines=lines)  # about 50 MB each at 100,000 items: streamed
         for warning in rule_warnings(hosts, rules):
             yield Notice(warning)
 
@@ -72,12 +61,12 @@ def _kept(context) -> _Kept:
     if not isinstance(kept, _Kept):
         base = base_path(context.config.site_url)
 
-        def text(rule) -> str:  # its line of the portable _redirects ("": a 410)
-            return "" if rule.url is None else redirect_line(rule, base) + "\n"
+        def line(rule) -> str:  # its line of the portable _redirects ("": a 410)
+            return portable_line(rule, base)
 
         # the lines only for the portable _redirects: the hosts' own files format theirs
         portable = not context.config.hosts
-        by_path = FirstByPath(attrgetter("path"), text if portable else _no_line)
+        by_path = FirstByPath(attrgetter("path"), line if portable else _no_line)
         kept = state.memo[HostFiles.name] = _Kept(PerRepository(rule_candidates), by_path)
     kept.candidates.joined(state.published)
     return kept
@@ -85,11 +74,6 @@ def _kept(context) -> _Kept:
 
 def _no_line(rule) -> str:
     return ""
-
-
-def _joined(texts: list[str]) -> str:
-    """The portable _redirects from the lines kept: what redirects_lines writes."""
-    return "".join(line + "\n" for line in REDIRECTS_HEAD) + "".join(texts)
 
 
 OUTPUT = HostFiles()
