@@ -127,8 +127,7 @@ class FirstByPath:
         self.path = path
         self.text = text
         self._all: list[tuple] = []  # (path, key, place, row) of every row, sorted
-        self._paths: list[str] = []  # each path once, sorted
-        self._firsts: list = []  # the first row of each of _paths
+        self._firsts: list = []  # the first row of each path, sorted by path
         self.texts: list[str] = []  # text() of each of _firsts
         self._calls = -1  # the PerRepository.calls this is level with
 
@@ -160,21 +159,19 @@ class FirstByPath:
         first = {}  # path -> its first row, the paths from the last: the first is set last
         for path, _, _, row in reversed(self._all):
             first[path] = row
-        self._paths = list(first)[::-1]
-        self._firsts = list(map(first.__getitem__, self._paths))
+        self._firsts = list(first.values())[::-1]
         self.texts = list(map(self.text, self._firsts))
 
     def _settle(self, path: str) -> None:
-        """_paths, _firsts and texts right for `path`, whose rows moved."""
+        """_firsts and texts right for `path`, whose rows moved."""
         at = bisect.bisect_left(self._all, (path,))
         first = self._all[at][3] if at < len(self._all) and self._all[at][0] == path else None
-        where = bisect.bisect_left(self._paths, path)
-        held = where < len(self._paths) and self._paths[where] == path
+        where = bisect.bisect_left(self._firsts, path, key=self.path)
+        held = where < len(self._firsts) and self.path(self._firsts[where]) == path
         if first is None:
             if held:
-                del self._paths[where], self._firsts[where], self.texts[where]
+                del self._firsts[where], self.texts[where]
         elif not held:
-            self._paths.insert(where, path)
             self._firsts.insert(where, first)
             self.texts.insert(where, self.text(first))
         elif self._firsts[where] is not first:
