@@ -105,7 +105,9 @@ def publish(
     checksums the file lists take, kept between builds (none: every file is read).
     `keep_memo` (watch): the site outputs run in this process, so that what they keep
     in the state's memo serves the next republish; a state read from disk, whose memo
-    is empty, has them run once even when nothing changed (nothing is written then)."""
+    is empty, has them run once even when nothing changed (nothing is written then).
+    It also has an update serve its items' pages at new paths (a deposit's) as soon as
+    they are made, in a generation of their own, before the site-wide files."""
     plan = plan_build(loaded, last)
     if _already_published(plan, loaded, last, keep_memo):
         return _report(config, loaded, last, plan, 0, 0, list(last.notices)), last
@@ -118,7 +120,7 @@ def publish(
     # the context the early site outputs (the search) will see, made only if they fork
     as_it_will_be = partial(_early_context, config, site, loaded, state, plan, log)
     with (
-        _open_store(config.output, plan, state) as store,
+        _open_store(config.output, plan, state, early=keep_memo) as store,
         early_outputs(plan, as_it_will_be, store, keep_memo) as early,
     ):
         progress.phase("resolving and rendering", len(plan.rendered()))
@@ -181,10 +183,12 @@ def _report(config, loaded, state: State, plan: Plan, written: int, removed: int
     )
 
 
-def _open_store(output: Path, plan: Plan, state: State) -> Store:
+def _open_store(output: Path, plan: Plan, state: State, early: bool) -> Store:
+    """`early` (watch): an update serves its items' new pages (a deposit's) as soon as
+    they are made, before the site-wide files (Store.publish_new)."""
     if plan.full:
         return Store.full(output)
-    return Store.update(output, state.publication(), state.digests)
+    return Store.update(output, state.publication(), state.digests, early)
 
 
 def _early_context(config, site, loaded, state: State, plan: Plan, log) -> SiteContext:

@@ -123,6 +123,15 @@ class SpareGeneration:
         name = publish_generation(self.work, self.output)
         return Publication(name, self.live.generation, frozenset(self.changed))
 
+    def publish_early(self, files: dict[str, bytes]) -> Publication:
+        """Serve `files` (paths the live tree has not) now: the live tree with them added,
+        published as a generation of its own; this then becomes the spare of that one
+        (the tree it replaced), levelled with it on first use, for the rest of the update."""
+        self.write(files)
+        publication = self.publish()
+        self.live, self.changed, self._ready = publication, set(), False
+        return publication
+
     def finish(self, publication: Publication) -> None:
         return None
 
@@ -173,6 +182,7 @@ class publishing:
 
     def __init__(self, output: Path, work: Path) -> None:
         self.output, self.work = output, work
+        self.served_early = False  # the update's new files were published first
 
     def __enter__(self) -> None:
         return None
@@ -183,7 +193,11 @@ class publishing:
         if os.path.lexists(self.work):
             discard(self.work)
         where = f" ({error.filename})" if error.filename else ""
+        served = (
+            "the published site has this update's new pages only"
+            if self.served_early
+            else "the published site is unchanged"
+        )
         raise PublishError(
-            f"cannot publish {self.output}: {error.strerror or error}{where}; "
-            "the published site is unchanged"
+            f"cannot publish {self.output}: {error.strerror or error}{where}; {served}"
         ) from None

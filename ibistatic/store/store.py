@@ -32,12 +32,18 @@ class Store:
     """Where one build writes its files (see the module's docstring)."""
 
     def __init__(
-        self, output: Path, generation: NewGeneration | SpareGeneration, digests: dict[str, bytes]
+        self,
+        output: Path,
+        generation: NewGeneration | SpareGeneration,
+        digests: dict[str, bytes],
+        early: bool = False,
     ) -> None:
         self.generation = generation
         self.files = Files(digests, generation.direct)
         self.trees: list[Tree] = []
         self._publishing = publishing(output, generation.work)
+        #: serve the items' new files as soon as they are made (publish_new)
+        self.early = early
 
     @classmethod
     def full(cls, output: Path) -> Store:
@@ -45,9 +51,13 @@ class Store:
         return cls(output, NewGeneration(output), {})
 
     @classmethod
-    def update(cls, output: Path, live: Publication, digests: dict[str, bytes]) -> Store:
-        """Into the spare generation, only the files whose bytes differ from `digests`."""
-        return cls(output, SpareGeneration(output, live), digests)
+    def update(
+        cls, output: Path, live: Publication, digests: dict[str, bytes], early: bool = False
+    ) -> Store:
+        """Into the spare generation, only the files whose bytes differ from `digests`;
+        `early` (watch): the items' files at new paths served before the rest is made
+        (publish_new)."""
+        return cls(output, SpareGeneration(output, live), digests, early)
 
     def __enter__(self) -> Store:
         self._publishing.__enter__()
@@ -99,6 +109,8 @@ class Store:
         direct = self.generation.direct
         if not self.forks(len(keys)):
             yield from work(keys, self.files, progress.advance)
+            if self.early:
+                self.publish_new()
             self.flush()
             return
 
@@ -151,6 +163,18 @@ class Store:
             self.files.absorb(digests, written)
             by_part.update(results)
         yield from (by_part[number] for number in range(len(parts)))
+
+    def publish_new(self) -> Publication | None:
+        """Serve now, in a generation of their own, the files made so far at paths the
+        live tree has not (a deposit's pages): the live tree with them added, nothing in
+        it changed or removed.  The rest of the update goes on in the tree that one
+        replaced.  None when there are none (an edit changes only existing paths)."""
+        made = self.files.files
+        new = {path: made.pop(path) for path in [p for p in made if p not in self.files.old]}
+        if not new:
+            return None
+        self._publishing.served_early = True
+        return self.generation.publish_early(new)
 
     def flush(self) -> None:
         """The files kept in memory (an update's) into the tree: out of memory."""
