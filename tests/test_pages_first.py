@@ -82,20 +82,31 @@ def test_a_deposits_pages_are_served_before_the_site_wide_files(tmp_path, monkey
     # the site-wide files came with the second publication only
     assert all(not path.startswith(("index/", "search/", "sitemap")) for path in added)
     assert after["index/manifest.json"] != early["index/manifest.json"]
-    assert publisher.state.behind and publisher.state.spare  # the next update's spare
+    # the next update's spare, made level with the live tree while watch waits
+    assert publisher.state.behind == frozenset()
+    spare = output.parent / f".{output.name}.ibistatic" / publisher.state.spare
+    assert snapshot(spare) == after
 
 
 def test_an_edit_is_served_whole_with_its_site_wide_files(tmp_path, monkeypatch):
     """A change to existing pages only is not published before its site-wide files: one
     publication, as an update of ibistatic build."""
+    from ibistatic.store import generations
+
     publisher, before = _watching(tmp_path)
     seen = _served_at_site_phase(monkeypatch, publisher.config.output)
-    generation = publisher.state.generation
+    published = []
+    original = generations.publish_generation
+    monkeypatch.setattr(
+        generations,
+        "publish_generation",
+        lambda tree, output: published.append(tree) or original(tree, output),
+    )
     descriptor = tmp_path / "archives" / "mtc-m16c" / EDITED / "item.yaml"
     _edit(descriptor, **{"dublin-core": {"title": "A new title"}})
     publisher.build(changed_paths={str(descriptor)})
     assert len(seen) == 1 and seen[0] == before  # nothing served before the site-wide files
-    assert publisher.state.spare == generation  # published once, over the initial build
+    assert len(published) == 1  # one publication, as an update of ibistatic build
     assert snapshot(publisher.config.output) == _full_build(publisher.config, tmp_path)
 
 
@@ -116,4 +127,40 @@ def test_a_failure_after_the_pages_says_so_and_the_next_change_converges(tmp_pat
     monkeypatch.undo()
     _edit(new / "item.yaml", **{"dublin-core": {"title": "Deposited"}})
     publisher.build(changed_paths={str(new / "item.yaml")})
+    assert snapshot(output) == _full_build(publisher.config, tmp_path)
+
+
+def test_a_spare_that_cannot_be_levelled_costs_the_next_update_a_clone(tmp_path, monkeypatch):
+    """Watch levels its spare after each republish (spare_ahead); a full disk then
+    leaves no partial tree, and the next update clones the live one instead."""
+    from ibistatic.store import generations
+
+    publisher, _ = _watching(tmp_path)
+    output = publisher.config.output
+    ahead = []  # set while spare_ahead runs
+    original_ahead, original_sync = build.spare_ahead, generations.sync_paths
+
+    def spare_ahead(*args):
+        ahead.append(True)
+        try:
+            return original_ahead(*args)
+        finally:
+            ahead.clear()
+
+    def full_disk(source, destination, paths):
+        if ahead and paths:
+            raise OSError(errno.ENOSPC, "No space left on device", str(destination))
+        return original_sync(source, destination, paths)
+
+    monkeypatch.setattr(build, "spare_ahead", spare_ahead)
+    monkeypatch.setattr(generations, "sync_paths", full_disk)
+    new = _deposit(tmp_path / "archives" / "mtc-m16c")
+    publisher.build(changed_paths={str(new)})  # published; its spare could not be levelled
+    folder = output.parent / f".{output.name}.ibistatic"
+    assert not any(path.name.startswith("work-") for path in folder.iterdir())
+    assert not (folder / publisher.state.spare).exists()
+    monkeypatch.undo()
+    descriptor = tmp_path / "archives" / "mtc-m16c" / EDITED / "item.yaml"
+    _edit(descriptor, **{"dublin-core": {"title": "A new title"}})
+    publisher.build(changed_paths={str(descriptor)})
     assert snapshot(output) == _full_build(publisher.config, tmp_path)

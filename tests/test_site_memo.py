@@ -18,7 +18,7 @@ from ibistatic.config import load_config
 from ibistatic.site import sitewide
 from ibistatic.site.build import Publisher, build_site
 from ibistatic.site.hostfiles import HostRule, first_by_path
-from ibistatic.site.memo import FirstByPath, PerRepository
+from ibistatic.site.memo import Changes, FirstByPath, PerRepository
 from ibistatic.site.outputs import host_files
 from ibistatic.site.pages import Site
 from test_publish import _edit, make_project, snapshot
@@ -30,30 +30,73 @@ from test_publish import _edit, make_project, snapshot
         max_size=60,
     ),
     st.integers(0, 3),
+    st.sampled_from([None, 64, 1]),
+    st.integers(1, 3),
 )
-def test_per_repository_joins_what_a_fresh_join_gives_after_any_changes(changes, batch):
-    """Keys come, go and get new entries (a batch of changes per call); each call
-    gives the rows of every entry in key order, and makes the rows of the entries that
-    are new objects since the last call, of no other."""
+def test_per_repository_joins_what_a_fresh_join_gives_after_any_changes(
+    changes, batch, logged, every
+):
+    """Keys come, go and get new entries (a batch of changes per build); a call after
+    every `every` builds gives the rows of every entry in key order, and makes the
+    rows of the entries that are new objects since the last call, of no other: told
+    the keys of each build (Changes, which keeps `logged` builds), or looking at each
+    entry (None)."""
     made = []
 
     def rows_of(entry) -> list:
         return [f"{entry[0]}{n}" for n in range(entry[1])]  # 0 to 2 rows
 
     rows = PerRepository(lambda entry: made.append(entry) or rows_of(entry))
+    log = Changes(logged) if logged else None
     table: dict = {}
     last: list = []
+    built: set = set()  # the keys of this build's changes
     for number, (change, key) in enumerate(changes):
         if change == "put":
             table[key] = (key, number % 3)  # a new object, even when equal
+            built.add(key)
         elif change == "drop":
             table.pop(key, None)
-        if number % (batch + 1) == 0:
+            built.add(key)
+        if number % (batch + 1) != 0:
+            continue
+        if log is not None:
+            log.add(built)
+        built = set()
+        if log is None or log.builds % every == 0 or log.builds == 1:
             made.clear()
-            assert rows.joined(table) == [r for k in sorted(table) for r in rows_of(table[k])]
+            joined = rows.joined(table, log)
+            assert joined == [r for k in sorted(table) for r in rows_of(table[k])]
             new = [entry for entry in table.values() if not any(entry is e for e in last)]
             assert sorted(map(id, made)) == sorted(map(id, new))
             last = list(table.values())
+
+
+def test_per_repository_told_the_keys_looks_at_theirs_only_unless_it_missed_some():
+    """With a log of the keys each build changed, a call makes again the rows of those
+    keys only; one that comes after more builds than the log keeps looks at every entry."""
+    made = []
+    rows = PerRepository(lambda entry: made.append(entry[0]) or [entry[0]])
+    log = Changes(logged=2)
+    table = {f"k{n}": (f"r{n}",) for n in range(10)}
+    log.add(table)
+    assert rows.joined(table, log) == [f"r{n}" for n in range(10)]
+    table["k3"], table["k10"] = ("s3",), ("r10",)
+    del table["k5"]
+    log.add({"k3", "k5", "k10"})
+    made.clear()
+    expected = ["r0", "r1", "r10", "r2", "s3", "r4", "r6", "r7", "r8", "r9"]
+    assert rows.joined(table, log) == expected and sorted(made) == ["r10", "s3"]
+    table["k1"] = ("s1",)  # changed, and not told: not looked at while the log is whole
+    log.add(set())
+    assert rows.joined(table, log) == expected
+    for n in (5, 7, 9):  # three builds, one more than the log keeps: all entries looked at
+        table[f"k{n}"] = (f"s{n}",)  # k5 back
+        log.add({f"k{n}"})
+    made.clear()
+    joined = rows.joined(table, log)
+    assert joined == ["r0", "s1", "r10", "r2", "s3", "r4", "s5", "r6", "s7", "r8", "s9"]
+    assert sorted(made) == ["s1", "s5", "s7", "s9"]
 
 
 def test_per_repository_past_many_changes_joins_again():

@@ -15,6 +15,7 @@ from ..archive.load import LoadedArchives
 from ..index.writer import dumps, encoded_record, precomputed_answers
 from ..store.files import pack
 from ..targets import published_urls
+from .memo import CHANGES, Changes
 from .plan import Plan
 from .record import ItemUrls
 from .state import State
@@ -95,6 +96,9 @@ def fold_facts(loaded: LoadedArchives, state: State, plan: Plan, facts: Facts) -
             table.pop(key, None)
     state.published.update(facts.published)
     state.item_files.update(facts.item_files)
+    # what the site outputs' memo looks at again (site.memo.Changes)
+    changed = plan.affected.union(facts.published, facts.item_files)
+    state.memo.setdefault(CHANGES, Changes()).add(changed)
     touched: set[str] = set()
     _fold_records(loaded, state, plan.changed, facts.records, touched)
     _fold_answers(state, plan.affected, facts.answers, touched)

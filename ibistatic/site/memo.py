@@ -12,15 +12,45 @@ build starts a new State, and with it an empty memo; a failed build drops its st
 from __future__ import annotations
 
 import bisect
+import collections
 import itertools
 import operator
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-__all__ = ["PerRepository", "FirstByPath"]
+__all__ = ["CHANGES", "Changes", "PerRepository", "FirstByPath"]
+
+#: where State.memo keeps its Changes (site.facts.fold_facts writes it)
+CHANGES = "changes"
 
 #: past this many keys added or removed at once, joining every entry again is quicker
 _AGAIN = 1000
+
+
+class Changes:
+    """The repository keys each build of one state replaced in its per-repository tables
+    (fold_facts), numbered: a PerRepository that joined after build n looks, at its next
+    call, at the entries of the keys the builds after n changed only.  Looking at the
+    identity of each of 100,000 entries took 40-90 ms per table, three tables per watch
+    republish.  Keeps the last `logged` builds' keys; one that joined before them looks
+    at every entry again.  Only for the tables fold_facts changes by repository: the
+    state's `published` and `item_files`."""
+
+    def __init__(self, logged: int = 64) -> None:
+        self.builds = 0
+        self._log: collections.deque = collections.deque(maxlen=logged)
+
+    def add(self, keys: Iterable[str]) -> None:
+        """The keys build number `builds + 1` changed (come, gone or replaced)."""
+        self.builds += 1
+        self._log.append((self.builds, frozenset(keys)))
+
+    def since(self, build: int) -> set[str] | None:
+        """The keys the builds after `build` changed; None when not all are logged."""
+        logged = [keys for number, keys in self._log if number > build]
+        if len(logged) != self.builds - build:
+            return None
+        return set().union(*logged)
 
 
 class PerRepository:
@@ -40,10 +70,40 @@ class PerRepository:
         #: made again, come or gone; None when every entry was made again (FirstByPath)
         self.changes: list[tuple[str, list, list]] | None = None
         self.calls = 0  # of joined(): a FirstByPath that missed one starts again
+        self._build: int | None = None  # Changes.builds at the last call
 
-    def joined(self, table: Mapping[str, Any]) -> list:
+    def joined(self, table: Mapping[str, Any], changes: Changes | None = None) -> list:
         """The rows of every entry of `table` in key order (the memo's own list: read it,
-        never change it)."""
+        never change it).  `changes`: the log of the keys each build changed in `table`
+        (then only theirs are looked at); None: every entry's identity is."""
+        since = None if changes is None or self._build is None else changes.since(self._build)
+        self._build = None if changes is None else changes.builds
+        if since is None or not self._keys:
+            return self._scanned(table)
+        self.changes = []
+        self.calls += 1
+        if len(since) > _AGAIN:
+            self._again(table)
+            return self._rows
+        for key in sorted(since):
+            self._settle(key, table.get(key))
+        return self._rows
+
+    def _settle(self, key: str, entry: Any) -> None:
+        """The rows of `key` made those of `entry` (None: the key is gone)."""
+        at = bisect.bisect_left(self._keys, key)
+        held = at < len(self._keys) and self._keys[at] == key
+        if held and entry is None:
+            self._remove(at)
+            self._known.discard(key)
+        elif not held and entry is not None:
+            self._insert(at, key, entry)
+            self._known.add(key)
+        elif held and entry is not self._entries[at]:
+            self._replace(at, entry)
+
+    def _scanned(self, table: Mapping[str, Any]) -> list:
+        """joined() by a look at the identity of every entry."""
         now = list(map(table.get, self._keys))  # None: a key gone (no entry is None)
         went = (
             list(itertools.compress(self._keys, map(operator.is_, now, itertools.repeat(None))))

@@ -137,14 +137,16 @@ class SpareGeneration:
 
 
 def spare_ahead(output: Path, live: Publication) -> Publication:
-    """`live` with a spare generation made now, a clone of the live one by hard links
-    (level with it: nothing behind), for the next update to write into at once.  Watch
-    makes it after a full build, while it waits for the first change: otherwise the first
-    republish clones the whole site (6 s at 100,000 items) before its first file.  A
-    failure (a full disk) leaves no partial tree and `live` as it was."""
-    if live.spare and live.behind is not None:
-        return live  # there is one already
-    spare = SpareGeneration(output, live)  # what an update would clone, cloned now
+    """`live` with a spare generation level with it (nothing behind), made now for the
+    next update to write into at once: a clone of the live one by hard links, or the
+    spare there is brought level.  Watch makes it after each build, while it waits for
+    the next change: otherwise the first republish clones the whole site (6 s at
+    100,000 items) before its first file, and each levels its spare (a few ms, but
+    before a deposit's pages are served).  A failure (a full disk) leaves no partial
+    tree and `live` as it was."""
+    if live.spare and live.behind == frozenset():
+        return live  # level already
+    spare = SpareGeneration(output, live)  # what an update would do first, done now
     name = f"g{time.time_ns():x}"
     try:
         os.rename(spare.tree(), spare.folder / name)

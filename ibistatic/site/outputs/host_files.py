@@ -12,7 +12,7 @@ from ...core.urls import base_path
 from ...store.files import File, Notice
 from ..hostfiles import first_by_path, host_files, portable_line, rule_candidates
 from ..hosts import needs_rules, rule_warnings
-from ..memo import FirstByPath, PerRepository
+from ..memo import CHANGES, FirstByPath, PerRepository
 
 
 class HostFiles:
@@ -43,7 +43,7 @@ def _rules(state) -> list:
     candidates = state.memo.get(HostFiles.name)
     if not isinstance(candidates, PerRepository):
         candidates = state.memo[HostFiles.name] = PerRepository(rule_candidates)
-    return first_by_path(candidates.joined(state.published))
+    return first_by_path(candidates.joined(state.published, state.memo.get(CHANGES)))
 
 
 @dataclass(frozen=True)
@@ -68,7 +68,7 @@ def _kept(context) -> _Kept:
         portable = not context.config.hosts
         by_path = FirstByPath(attrgetter("path"), line if portable else _no_line)
         kept = state.memo[HostFiles.name] = _Kept(PerRepository(rule_candidates), by_path)
-    kept.candidates.joined(state.published)
+    kept.candidates.joined(state.published, state.memo.get(CHANGES))
     return kept
 
 

@@ -12,7 +12,7 @@ from functools import partial
 
 from ...store.files import File
 from .. import sitewide
-from ..memo import PerRepository
+from ..memo import CHANGES, PerRepository
 from .collect import Collected
 
 
@@ -30,10 +30,10 @@ class Sitemap:
         landing = [urlset.row(site.site_url)]  # a urlset is never empty
         made = Collected()
         limit = sitewide.SITEMAP_LIMIT
-        sitewide.write_sitemap(
-            urlset, "sitemap.xml", redirects.joined(state.published) or landing, made, limit
-        )
-        rows = landing + contents.joined(state.item_files)
+        changes = state.memo.get(CHANGES)
+        published = redirects.joined(state.published, changes)
+        sitewide.write_sitemap(urlset, "sitemap.xml", published or landing, made, limit)
+        rows = landing + contents.joined(state.item_files, changes)
         sitewide.write_sitemap(urlset, sitewide.CONTENT_SITEMAP, rows, made, limit)
         yield from made.files
 
