@@ -66,6 +66,7 @@ def measure(items: int, deposits: int, workdir: Path) -> list[float]:
     ready.wait(600)
     if failures:
         raise SystemExit(f"  {items:>7} items: watch failed: {failures[0]}")
+    _wait_for_discards(config.output)  # the trees watch's first build set aside
     document = workdir / "deposit.txt"
     document.write_text("A deposited document.\n", encoding="utf-8")
     latencies: list[float] = []
@@ -123,7 +124,7 @@ def _wait_for_discards(output: Path) -> None:
     100k items that is 700,000 files, minutes of disk work that would slow every deposit
     (and its fsyncs) measured meanwhile.  Measure the steady state: wait for it to end."""
     started = time.perf_counter()
-    while any(path.name.startswith(f".{output.name}.old") for path in output.parent.iterdir()):
+    while _discarding(output):
         time.sleep(1)
     os.sync()
     if time.perf_counter() - started > 1:
@@ -131,6 +132,17 @@ def _wait_for_discards(output: Path) -> None:
             f"  (waited {time.perf_counter() - started:.0f} s for the previous site's deletion)",
             flush=True,
         )
+
+
+def _discarding(output: Path) -> bool:
+    """Whether trees of `output` are being deleted: set aside beside it (a plain folder
+    replaced) or in its generations folder (``old...``, store.swap.clean_folder)."""
+    beside = any(path.name.startswith(f".{output.name}.old") for path in output.parent.iterdir())
+    generations = output.parent / f".{output.name}.ibistatic"
+    inside = generations.is_dir() and any(
+        path.name.startswith("old") for path in generations.iterdir()
+    )
+    return beside or inside
 
 
 def main(argv: list[str] | None = None) -> int:

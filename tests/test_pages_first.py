@@ -164,3 +164,25 @@ def test_a_spare_that_cannot_be_levelled_costs_the_next_update_a_clone(tmp_path,
     _edit(descriptor, **{"dublin-core": {"title": "A new title"}})
     publisher.build(changed_paths={str(descriptor)})
     assert snapshot(output) == _full_build(publisher.config, tmp_path)
+
+
+def test_a_tree_being_deleted_is_handed_to_one_remover_only(tmp_path, monkeypatch):
+    """Each republish cleans the generations folder (three times for a deposit): a tree
+    this process set aside, whose deletion runs, is left to it; a stale tree and a dead
+    build's work folder are discarded once."""
+    import os
+
+    from ibistatic.store import swap
+
+    dead = 2**22 + 1  # above Linux's default pid_max: no such process
+    names = ["live", f"old123-{os.getpid()}", "g18eaf", f"work-{dead}"]
+    for name in names:
+        (tmp_path / name).mkdir()
+    discarded = []
+    monkeypatch.setattr(swap, "discard", discarded.append)
+    swap.clean_folder(tmp_path, {"live"})
+    swap.clean_folder(tmp_path, {"live"})
+    assert len(discarded) == 2  # g18eaf and the dead build's work folder, once each
+    left = sorted(path.name for path in tmp_path.iterdir())
+    assert "live" in left and f"old123-{os.getpid()}" in left
+    assert len([name for name in left if name.startswith("old")]) == 3

@@ -159,14 +159,14 @@ def remove_file(root: Path, relative: str) -> None:
 
 def clean_folder(folder: Path, keep: set[str]) -> None:
     """Discard every entry of `folder` but `keep` and those named after a running
-    process ('...-<pid>': a build at work)."""
+    process ('...-<pid>': a build at work, or a tree it set aside and is deleting)."""
     try:
         entries = [entry.name for entry in os.scandir(folder)]
     except FileNotFoundError:
         return
     for name in entries:
         pid = name.rsplit("-", 1)[-1]
-        if name in keep or (pid.isdigit() and int(pid) != os.getpid() and _alive(int(pid))):
+        if name in keep or (pid.isdigit() and _busy(name, int(pid))):
             continue
         aside = folder / f"old{time.monotonic_ns()}-{os.getpid()}"
         try:
@@ -174,6 +174,16 @@ def clean_folder(folder: Path, keep: set[str]) -> None:
         except OSError:
             continue  # another build took it first
         discard(aside)
+
+
+def _busy(name: str, pid: int) -> bool:
+    """Whether the entry `name` of process `pid` is still that process's: another live
+    build's, or one this process set aside ('old...') and whose deletion runs.  Watch
+    cleans its generations folder at each republish: trees of 100,000 pages still being
+    deleted were handed to a new `rm` each time (24 at once after 7 deposits)."""
+    if pid == os.getpid():
+        return name.startswith("old")
+    return _alive(pid)
 
 
 def _set_aside(path: Path, output: Path) -> Path:
