@@ -130,6 +130,21 @@ def test_a_failure_after_the_pages_says_so_and_the_next_change_converges(tmp_pat
     assert snapshot(output) == _full_build(publisher.config, tmp_path)
 
 
+def test_a_failure_while_the_pages_are_written_leaves_the_site_unchanged(tmp_path, monkeypatch):
+    from ibistatic.store import generations
+
+    publisher, before = _watching(tmp_path)
+
+    def full_disk(root, files):
+        raise OSError(errno.ENOSPC, "No space left on device", str(root))
+
+    monkeypatch.setattr(generations, "replace_files", full_disk)
+    new = _deposit(tmp_path / "archives" / "mtc-m16c")
+    with pytest.raises(PublishError, match="the published site is unchanged"):
+        publisher.build(changed_paths={str(new)})
+    assert snapshot(publisher.config.output) == before
+
+
 def test_a_spare_that_cannot_be_levelled_costs_the_next_update_a_clone(tmp_path, monkeypatch):
     """Watch levels its spare after each republish (spare_ahead); a full disk then
     leaves no partial tree, and the next update clones the live one instead."""

@@ -170,11 +170,12 @@ class Store:
         it changed or removed.  The rest of the update goes on in the tree that one
         replaced.  None when there are none (an edit changes only existing paths)."""
         made = self.files.files
-        new = {path: made.pop(path) for path in [p for p in made if p not in self.files.old]}
-        if not new:
+        paths = [path for path in made if path not in self.files.old]
+        if not paths:
             return None
-        self._publishing.served_early = True
-        return self.generation.publish_early(new)
+        publication = self.generation.publish_early({path: made.pop(path) for path in paths})
+        self._publishing.served_early = True  # a later failure leaves these served
+        return publication
 
     def flush(self) -> None:
         """The files kept in memory (an update's) into the tree: out of memory."""
