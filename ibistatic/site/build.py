@@ -200,8 +200,7 @@ def _early_context(config, site, loaded, state: State, plan: Plan, log) -> SiteC
 def _site_context(
     config, site, loaded, state: State, touched: set[str], log, kept: bool = False
 ) -> SiteContext:
-    published = [url for key in sorted(state.published) for url in state.published[key]]
-    return SiteContext(config, site, loaded, state, published, frozenset(touched), log, kept)
+    return SiteContext(config, site, loaded, state, frozenset(touched), log, kept)
 
 
 # -- between builds -----------------------------------------------------------------------

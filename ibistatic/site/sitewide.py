@@ -10,7 +10,7 @@ index of parts; it is never an empty ``<urlset>`` (which the schema forbids).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from urllib.parse import quote
 
 from markupsafe import escape
@@ -38,22 +38,26 @@ SITEMAP_LIMIT = 50_000
 CONTENT_SITEMAP = "sitemap-pages.xml"
 
 
-def landing(site: Site, loaded, published: Sequence, keys: int) -> str:
-    """The landing page; `keys`: the distinct index keys of the items (State.key_count)."""
+def landing(site: Site, loaded, published: Mapping[str, Sequence], keys: int) -> str:
+    """The landing page; `published`: the PublishedUrls of each repository key
+    (State.published); `keys`: the distinct index keys of the items (State.key_count).
+    Counted and searched as they are, not joined into one list: a list of every URL
+    took 50-70 ms of each watch republish at 100,000 items."""
     counts = loaded.state_counts
     archives = [
         {"name": info.name, "address": info.address, "counts": counts[info.name]}
         for info in loaded.infos
     ]
     # an example with a page of its own (any other form is resolved by 404.html)
-    example = next((t for t in published if t.url and t.modifier == ":(oai_dc)"), None)
+    in_order = (url for key in sorted(published) for url in published[key])
+    example = next((t for t in in_order if t.url and t.modifier == ":(oai_dc)"), None)
     return site.render(
         "landing.html",
         archives=archives,
         states=("Original", "Copy", "Deleted"),
         items=sum(sum(c.values()) for c in counts.values()),
         keys=keys,
-        urls=len(published),
+        urls=sum(map(len, published.values())),
         example=persistent_url(site.site_url, example.path) if example else None,
     )
 
@@ -142,9 +146,9 @@ def not_found_page(site: Site) -> str:
     return site.render("404.html", config=script_json(config))
 
 
-def special_pages(site: Site, loaded, published: Sequence, keys: int, writer) -> None:
-    """404.html, the landing page and robots.txt, given every PublishedUrl and the
-    number of distinct index keys."""
+def special_pages(site: Site, loaded, published: Mapping[str, Sequence], keys: int, writer) -> None:
+    """404.html, the landing page and robots.txt, given the PublishedUrls of each
+    repository key and the number of distinct index keys."""
     writer.write("404.html", not_found_page(site))
     writer.write("index.html", landing(site, loaded, published, keys))
     writer.write("robots.txt", robots(site))

@@ -18,7 +18,7 @@ class SitePages:
     def files(self, plan, context) -> Iterator[File]:
         made = Collected()
         sitewide.special_pages(
-            context.site, context.loaded, context.published, context.state.key_count, made
+            context.site, context.loaded, context.state.published, context.state.key_count, made
         )
         yield from made.files
 
