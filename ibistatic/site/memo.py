@@ -78,10 +78,10 @@ class PerRepository:
         (then only theirs are looked at); None: every entry's identity is."""
         since = None if changes is None or self._build is None else changes.since(self._build)
         self._build = None if changes is None else changes.builds
-        if since is None or not self._keys:
-            return self._scanned(table)
         self.changes = []
         self.calls += 1
+        if since is None or not self._keys:
+            return self._scanned(table)
         if len(since) > _AGAIN:
             self._again(table)
             return self._rows
@@ -112,8 +112,6 @@ class PerRepository:
         )
         coming = len(table) - (len(self._keys) - len(went))
         came = table.keys() - self._known if coming else ()
-        self.changes = []
-        self.calls += 1
         if len(came) + len(went) > _AGAIN or not self._keys:
             self._again(table)
             return self._rows

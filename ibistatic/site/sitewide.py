@@ -10,7 +10,7 @@ index of parts; it is never an empty ``<urlset>`` (which the schema forbids).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from urllib.parse import quote
 
 from markupsafe import escape
@@ -38,6 +38,11 @@ SITEMAP_LIMIT = 50_000
 CONTENT_SITEMAP = "sitemap-pages.xml"
 
 
+def published_in_order(published: Mapping[str, Sequence]) -> Iterator:
+    """Every PublishedUrl of `published` (State.published), by repository key."""
+    return (url for key in sorted(published) for url in published[key])
+
+
 def landing(site: Site, loaded, published: Mapping[str, Sequence], keys: int) -> str:
     """The landing page; `published`: the PublishedUrls of each repository key
     (State.published); `keys`: the distinct index keys of the items (State.key_count).
@@ -49,7 +54,7 @@ def landing(site: Site, loaded, published: Mapping[str, Sequence], keys: int) ->
         for info in loaded.infos
     ]
     # an example with a page of its own (any other form is resolved by 404.html)
-    in_order = (url for key in sorted(published) for url in published[key])
+    in_order = published_in_order(published)
     example = next((t for t in in_order if t.url and t.modifier == ":(oai_dc)"), None)
     return site.render(
         "landing.html",
