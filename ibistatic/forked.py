@@ -18,6 +18,7 @@ freed by the end of a job can do while the parent goes on.
 from __future__ import annotations
 
 import ctypes
+import fcntl
 import gc
 import logging
 import multiprocessing
@@ -28,6 +29,7 @@ import shutil
 import signal
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -287,7 +289,7 @@ def _start(
     global _JOB
     context = multiprocessing.get_context("fork")
     counter = _shared(lambda: context.Value("l", 0), doing)
-    folder = tempfile.mkdtemp(prefix="ibistatic-shares-")
+    folder = _results_folder()
     _JOB = (work, counter, folder, os.getpid())
     processes: list = []
     # what exists now is the workers' shared input: out of the collector's reach, its
@@ -328,6 +330,95 @@ def _stop(processes: list, folder: str) -> None:
             process.kill()
             process.join()
     shutil.rmtree(folder, ignore_errors=True)
+    owner = _OWNED.pop(folder, None)
+    if owner is not None:
+        os.close(owner)
+
+
+#: the results' folders of this process's jobs -> the descriptor of its locked OWNER file
+_OWNED: dict[str, int] = {}
+_PREFIX = "ibistatic-shares-"
+_OWNER = "owner.lock"
+#: a folder without OWNER (made by a release before it) is abandoned once this old
+_UNOWNED_AGE = 24 * 3600
+_SWEPT = False  # whether this process has looked for abandoned folders yet
+
+
+def _results_folder() -> str:
+    """A new folder for one job's results, under the temporary folder, owned: its OWNER
+    file is locked (flock) until the job's _stop.  A build killed with SIGKILL (or by
+    the OOM killer) cannot remove its folder, which then held what its workers had
+    written, over 100 MB at 100,000 items; the kernel drops its lock, so the next
+    process to start a job finds the folder abandoned and removes it."""
+    global _SWEPT
+    if not _SWEPT:
+        _SWEPT = True
+        _remove_abandoned(tempfile.gettempdir())
+    folder = tempfile.mkdtemp(prefix=_PREFIX)
+    _OWNED[folder] = _owned(os.path.join(folder, _OWNER))
+    return folder
+
+
+def _remove_abandoned(parent: str) -> int:
+    """Remove the results' folders under `parent` whose owner has died (their lock can
+    be taken: it is held by a living process and its workers, in any PID namespace);
+    those of other users are left alone.  Returns how many were removed."""
+    removed = 0
+    try:
+        entries = [e for e in os.scandir(parent) if e.name.startswith(_PREFIX)]
+    except OSError:
+        return 0
+    for entry in entries:
+        if entry.path in _OWNED or not _abandoned(entry):
+            continue
+        shutil.rmtree(entry.path, ignore_errors=True)
+        removed += not os.path.exists(entry.path)
+    return removed
+
+
+def _abandoned(entry: os.DirEntry) -> bool:
+    """Whether nobody owns this results' folder: its OWNER lock is free, or it has no
+    OWNER and is older than _UNOWNED_AGE (or is not ours to look into)."""
+    try:
+        if not entry.is_dir(follow_symlinks=False) or entry.stat().st_uid != os.getuid():
+            return False
+        owner = _unlocked(os.path.join(entry.path, _OWNER))
+    except FileNotFoundError:
+        try:
+            return time.time() - entry.stat().st_mtime > _UNOWNED_AGE
+        except OSError:
+            return False
+    except OSError:  # held by its living owner, or not readable: not ours to remove
+        return False
+    os.close(owner)  # its name was unique: nobody will use the folder again
+    return True
+
+
+def _owned(path: str) -> int:
+    """`path` made, locked (flock) before it has its name: a sweeper that finds the
+    name finds it locked, never free for the moment between its making and its lock.
+    Returns the descriptor that holds the lock."""
+    making = path + ".new"
+    descriptor = os.open(making, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        os.rename(making, path)
+    except BaseException:
+        os.close(descriptor)
+        raise
+    return descriptor
+
+
+def _unlocked(path: str) -> int:
+    """A descriptor holding `path`'s flock, taken without waiting (OSError when another
+    process holds it, FileNotFoundError when there is no such file)."""
+    descriptor = os.open(path, os.O_RDWR | os.O_CLOEXEC)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BaseException:
+        os.close(descriptor)
+        raise
+    return descriptor
 
 
 def _wait(processes: list, counter, progress: Callable[[int], None] | None) -> None:

@@ -255,30 +255,104 @@ def test_a_semaphore_refused_after_the_probe_is_a_clear_error(monkeypatch):
 def test_workers_die_with_the_process_that_forked_them(tmp_path):
     """The build's process killed (kill -9, the OOM killer): its workers end too, instead
     of going on with their shares as orphans."""
-    script = (
-        "import os, sys, time\n"
-        "from ibistatic import forked\n"
-        "def work(share, counter):\n"
-        f"    open(os.path.join({str(tmp_path)!r}, str(os.getpid())), 'w').close()\n"
-        "    time.sleep(60)\n"
-        "with forked.using_jobs(2):\n"
-        "    list(forked.run_shares(work))\n"
-    )
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    build = subprocess.Popen([sys.executable, "-c", script], env=env)
-    try:
-        deadline = time.monotonic() + 30
-        while len(os.listdir(tmp_path)) < 2:
-            assert time.monotonic() < deadline and build.poll() is None, "no workers started"
-            time.sleep(0.05)
-    finally:
-        build.kill()
-        build.wait()
-    workers = [int(name) for name in os.listdir(tmp_path)]
+    _, workers = _killed_job(tmp_path)
+    _until_ended(workers)
+
+
+def _until_ended(workers: list[int]) -> None:
     deadline = time.monotonic() + 10
     while any(_running(pid) for pid in workers):
         assert time.monotonic() < deadline, "a worker outlived the process that forked it"
         time.sleep(0.05)
+
+
+def _killed_job(tmp_path, kill: bool = True) -> tuple[subprocess.Popen, list[int]]:
+    """A process running a job of two workers (each sleeps a minute), its results'
+    folder under tmp_path/tmp: killed with SIGKILL once both workers run (unless not
+    `kill`).  Returns it and its workers' pids."""
+    started, temporary = tmp_path / "started", tmp_path / "tmp"
+    started.mkdir()
+    temporary.mkdir(exist_ok=True)
+    script = (
+        "import os, sys, time\n"
+        "from ibistatic import forked\n"
+        "def work(share, counter):\n"
+        f"    open(os.path.join({str(started)!r}, str(os.getpid())), 'w').close()\n"
+        "    time.sleep(60)\n"
+        "with forked.using_jobs(2):\n"
+        "    list(forked.run_shares(work))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "TMPDIR": str(temporary)}
+    build = subprocess.Popen([sys.executable, "-c", script], env=env)
+    try:
+        deadline = time.monotonic() + 30
+        while len(os.listdir(started)) < 2:
+            assert time.monotonic() < deadline and build.poll() is None, "no workers started"
+            time.sleep(0.05)
+    finally:
+        if kill or build.poll() is not None:
+            build.kill()
+            build.wait()
+    return build, [int(name) for name in os.listdir(started)]
+
+
+def _results_folders(temporary) -> list[str]:
+    return sorted(p.name for p in temporary.iterdir() if p.name.startswith("ibistatic-shares-"))
+
+
+def test_a_killed_jobs_results_folder_is_removed_by_the_next_job(tmp_path, monkeypatch):
+    """SIGKILL leaves the results' folder of the killed job (up to its workers' whole
+    results) under the temporary folder; the next process to start a job removes it."""
+    _until_ended(_killed_job(tmp_path)[1])  # they hold the lock they inherited
+    temporary = tmp_path / "tmp"
+    assert len(_results_folders(temporary)) == 1  # the kill left it
+    monkeypatch.setattr(tempfile, "tempdir", str(temporary))
+    monkeypatch.setattr(forked, "_SWEPT", False)  # this process has not looked yet
+    assert list(forked.run_shares(lambda share, counter: share)) == list(range(forked.workers()))
+    assert _results_folders(temporary) == []
+
+
+def test_a_living_jobs_results_folder_is_left_alone(tmp_path):
+    """Another process's job that runs: its folder is owned, whatever its age."""
+    build, workers = _killed_job(tmp_path, kill=False)
+    temporary = tmp_path / "tmp"
+    try:
+        (folder,) = _results_folders(temporary)
+        os.utime(temporary / folder, (0, 0))  # old: only its lock says it is in use
+        assert forked._remove_abandoned(str(temporary)) == 0
+        assert _results_folders(temporary) == [folder]
+    finally:
+        build.kill()
+        build.wait()
+    _until_ended(workers)
+    assert forked._remove_abandoned(str(temporary)) == 1
+    assert _results_folders(temporary) == []
+
+
+def test_a_folder_without_owner_goes_only_once_a_day_old(tmp_path):
+    """A folder with no OWNER file (an earlier release's, or one being made right now)
+    is removed only when no job of a day could still be writing into it."""
+    fresh, stale = tmp_path / "ibistatic-shares-fresh", tmp_path / "ibistatic-shares-stale"
+    for folder in (fresh, stale):
+        folder.mkdir()
+        (folder / "share-0.pickle").write_bytes(b"x")
+    day_and_more = time.time() - 25 * 3600
+    os.utime(stale, (day_and_more, day_and_more))
+    (tmp_path / "ibistatic-shares-a-file").write_text("not a folder")
+    assert forked._remove_abandoned(str(tmp_path)) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "ibistatic-shares-a-file",
+        "ibistatic-shares-fresh",
+    ]
+
+
+def test_another_users_results_folder_is_not_looked_into(tmp_path, monkeypatch):
+    folder = tmp_path / "ibistatic-shares-theirs"
+    folder.mkdir()
+    os.utime(folder, (0, 0))
+    monkeypatch.setattr(os, "getuid", lambda: os.stat(folder).st_uid + 1)
+    assert forked._remove_abandoned(str(tmp_path)) == 0
+    assert folder.exists()
 
 
 def _running(pid: int) -> bool:
