@@ -43,6 +43,8 @@ __all__ = [
     "count",
     "default_jobs",
     "in_process",
+    "owned_folder",
+    "release",
     "run_shares",
     "shares_as_done",
     "send",
@@ -289,7 +291,7 @@ def _start(
     global _JOB
     context = multiprocessing.get_context("fork")
     counter = _shared(lambda: context.Value("l", 0), doing)
-    folder = _results_folder()
+    folder = owned_folder()
     _JOB = (work, counter, folder, os.getpid())
     processes: list = []
     # what exists now is the workers' shared input: out of the collector's reach, its
@@ -329,43 +331,51 @@ def _stop(processes: list, folder: str) -> None:
         if process.is_alive():
             process.kill()
             process.join()
+    release(folder)
+
+
+def release(folder: str) -> None:
+    """An owned_folder removed, and its lock let go."""
     shutil.rmtree(folder, ignore_errors=True)
     owner = _OWNED.pop(folder, None)
     if owner is not None:
         os.close(owner)
 
 
-#: the results' folders of this process's jobs -> the descriptor of its locked OWNER file
+#: the owned folders of this process -> the descriptor of its locked OWNER file
 _OWNED: dict[str, int] = {}
 _PREFIX = "ibistatic-shares-"
+#: the temporary folders of forked work, each owned (owned_folder): a job's results,
+#: the state's pickled chunks (ibistatic.pickles)
+_PREFIXES = (_PREFIX, "ibistatic-pickles-")
 _OWNER = "owner.lock"
 #: a folder without OWNER (made by a release before it) is abandoned once this old
 _UNOWNED_AGE = 24 * 3600
 _SWEPT = False  # whether this process has looked for abandoned folders yet
 
 
-def _results_folder() -> str:
-    """A new folder for one job's results, under the temporary folder, owned: its OWNER
-    file is locked (flock) until the job's _stop.  A build killed with SIGKILL (or by
-    the OOM killer) cannot remove its folder, which then held what its workers had
-    written, over 100 MB at 100,000 items; the kernel drops its lock, so the next
-    process to start a job finds the folder abandoned and removes it."""
+def owned_folder(prefix: str = _PREFIX) -> str:
+    """A new folder for forked work (`prefix`: one of _PREFIXES) under the temporary
+    folder, owned: its OWNER file is locked (flock) until release().  A build killed
+    with SIGKILL (or by the OOM killer) cannot remove its folder, which then held what
+    its workers had written, over 100 MB at 100,000 items; the kernel drops its lock,
+    so the next process to make such a folder finds it abandoned and removes it."""
     global _SWEPT
     if not _SWEPT:
         _SWEPT = True
         _remove_abandoned(tempfile.gettempdir())
-    folder = tempfile.mkdtemp(prefix=_PREFIX)
+    folder = tempfile.mkdtemp(prefix=prefix)
     _OWNED[folder] = _owned(os.path.join(folder, _OWNER))
     return folder
 
 
 def _remove_abandoned(parent: str) -> int:
-    """Remove the results' folders under `parent` whose owner has died (their lock can
+    """Remove the owned folders under `parent` whose owner has died (their lock can
     be taken: it is held by a living process and its workers, in any PID namespace);
     those of other users are left alone.  Returns how many were removed."""
     removed = 0
     try:
-        entries = [e for e in os.scandir(parent) if e.name.startswith(_PREFIX)]
+        entries = [e for e in os.scandir(parent) if e.name.startswith(_PREFIXES)]
     except OSError:
         return 0
     for entry in entries:
@@ -377,7 +387,7 @@ def _remove_abandoned(parent: str) -> int:
 
 
 def _abandoned(entry: os.DirEntry) -> bool:
-    """Whether nobody owns this results' folder: its OWNER lock is free, or it has no
+    """Whether nobody owns this folder: its OWNER lock is free, or it has no
     OWNER and is older than _UNOWNED_AGE (or is not ours to look into)."""
     try:
         if not entry.is_dir(follow_symlinks=False) or entry.stat().st_uid != os.getuid():

@@ -17,7 +17,7 @@ from ..store.files import Files
 from ..store.store import Store
 from ..targets import page_targets
 from . import outputs
-from .facts import Facts, facts_of
+from .facts import Facts, PagePaths, facts_of
 from .outputs import ItemContext
 from .plan import Plan
 from .record import ItemUrls
@@ -66,10 +66,12 @@ def _render_chunk(config, site, loaded, plan: Plan, keys: list[str], files: File
     urls_of = ItemUrls(loaded)  # the index records, file lists and record pages share them
     context = ItemContext(config, site, loaded, keys, targets, urls_of)
     facts = facts_of(loaded, plan, targets, urls_of)
+    remembered: dict[str, list[str]] = {}
     for output in outputs.ITEM_OUTPUTS:
         for file in output.files(plan, context):
             if put_checked(files, file) and output.remembered:
-                facts.item_files.setdefault(file.owner, []).append(file.path)
+                remembered.setdefault(file.owner, []).append(file.path)
+    facts.item_files = {key: PagePaths.of(key, paths) for key, paths in remembered.items()}
     return facts
 
 

@@ -8,6 +8,7 @@ tree (another output, other templates, a tree changed behind its back) the build
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
@@ -26,8 +27,9 @@ __all__ = [
     "save_state",
 ]
 
-#: 16: each holding is (item, (files, files_stamp)), so a rewritten document changes it
-STATE_VERSION = 16
+#: 16: each holding is (item, (files, files_stamp)), so a rewritten document changes it;
+#: 17: item_files holds site.facts.PagePaths
+STATE_VERSION = 17
 
 
 @dataclass
@@ -42,9 +44,9 @@ class State:
     answers: dict[str, dict]  # repository key -> {index key -> packed precomputed answers}
     digests: dict[str, bytes]  # relative path -> digest of the file's bytes (store.files)
     digits: int = 1
-    item_files: dict[str, list] = field(
+    item_files: dict[str, Sequence[str]] = field(
         default_factory=dict
-    )  # repository key -> its file-list/metadata pages
+    )  # repository key -> its file-list/metadata pages (site.facts.PagePaths)
     #: index key named by a reference (next-edition, metadata, translations) -> the
     #: repository keys of the items naming it: who must be rendered again when it changes
     reverse: dict[str, frozenset[str]] = field(default_factory=dict)
