@@ -99,6 +99,23 @@ def test_per_repository_told_the_keys_looks_at_theirs_only_unless_it_missed_some
     assert sorted(made) == ["s1", "s5", "s7", "s9"]
 
 
+def test_a_build_that_changed_every_key_is_logged_as_such_not_listed():
+    """A full build logs None (every key; its state is new, a set of all its keys
+    would tell nobody anything): a join made before it looks at every entry again."""
+    made = []
+    rows = PerRepository(lambda entry: made.append(entry[0]) or [entry[0]])
+    log = Changes()
+    table = {"k1": ("r1",), "k2": ("r2",)}
+    log.add(None)
+    assert log.since(0) is None and rows.joined(table, log) == ["r1", "r2"]
+    log.add({"k2"})
+    assert log.since(1) == {"k2"} and log.since(0) is None
+    table["k1"], table["k2"] = ("s1",), ("s2",)
+    log.add(None)  # k1 changed too: only an "every key" says so
+    made.clear()
+    assert rows.joined(table, log) == ["s1", "s2"] and sorted(made) == ["s1", "s2"]
+
+
 def test_per_repository_past_many_changes_joins_again():
     rows = PerRepository(lambda entry: [entry[0]])
     table = {f"k{n:05}": (f"r{n}",) for n in range(3000)}

@@ -155,9 +155,11 @@ def fold_facts(loaded: LoadedArchives, state: State, plan: Plan, facts: Facts) -
             table.pop(key, None)
     state.published = _joined(state.published, facts.published)
     state.item_files = _joined(state.item_files, facts.item_files)
-    # what the site outputs' memo looks at again (site.memo.Changes)
-    changed = plan.affected.union(facts.published, facts.item_files)
-    state.memo.setdefault(CHANGES, Changes()).add(changed)
+    # what the site outputs' memo looks at again (site.memo.Changes); a full build's
+    # state is new, so is its memo: every key (a set of each, 8 MiB at 100k) would
+    # tell nobody anything
+    log = state.memo.setdefault(CHANGES, Changes())
+    log.add(None if plan.full else plan.affected.union(facts.published, facts.item_files))
     touched: set[str] = set()
     _fold_records(loaded, state, plan.changed, facts.records, touched)
     _fold_answers(state, plan.affected, facts.answers, touched)

@@ -40,15 +40,16 @@ class Changes:
         self.builds = 0
         self._log: collections.deque = collections.deque(maxlen=logged)
 
-    def add(self, keys: Iterable[str]) -> None:
-        """The keys build number `builds + 1` changed (come, gone or replaced)."""
+    def add(self, keys: Iterable[str] | None) -> None:
+        """The keys build number `builds + 1` changed (come, gone or replaced); None:
+        every key (a full build), not listed."""
         self.builds += 1
-        self._log.append((self.builds, frozenset(keys)))
+        self._log.append((self.builds, None if keys is None else frozenset(keys)))
 
     def since(self, build: int) -> set[str] | None:
         """The keys the builds after `build` changed; None when not all are logged."""
         logged = [keys for number, keys in self._log if number > build]
-        if len(logged) != self.builds - build:
+        if len(logged) != self.builds - build or None in logged:
             return None
         return set().union(*logged)
 

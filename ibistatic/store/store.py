@@ -157,12 +157,21 @@ class Store:
         shares = list(forked.run_shares(share_of, None, "writing the site-wide files"))
         by_part: dict = {}
         for results, digests, written in shares:
-            twice = digests.keys() & self.files.digests.keys()
-            if twice:  # two outputs of one path: a bug of ibistatic, never of the input
-                raise RuntimeError(f"two site outputs made {sorted(twice)[:3]}")
-            self.files.absorb(digests, written)
+            self.absorb_apart(digests, written)
             by_part.update(results)
         yield from (by_part[number] for number in range(len(parts)))
+
+    def files_apart(self) -> Files:
+        """For a process forked from this one (forks()): its files straight into the new
+        tree; what it wrote comes back to absorb_apart()."""
+        return Files({}, self.generation.direct)
+
+    def absorb_apart(self, digests: dict[str, bytes], written: int) -> None:
+        """What a forked process wrote straight into the new tree (`digests`: its files)."""
+        twice = digests.keys() & self.files.digests.keys()
+        if twice:  # two outputs of one path: a bug of ibistatic, never of the input
+            raise RuntimeError(f"two site outputs made {sorted(twice)[:3]}")
+        self.files.absorb(digests, written)
 
     def publish_new(self) -> Publication | None:
         """Serve now, in a generation of their own, the files made so far at paths the
