@@ -84,11 +84,12 @@ class FileSums:
         return seen
 
     def keep(self, seen: dict[bytes, bytes], whole: bool) -> None:
-        """Keep `seen` for the next build; `whole`: they are every file the site lists
-        (a full build), so the others are dropped."""
+        """Keep `seen` for the next build (taken, not copied: the caller lets go of it);
+        `whole`: they are every file the site lists (a full build), so the others are
+        dropped."""
         if whole:
             if seen != self.known:
-                self._known, self._changed = dict(seen), True
+                self._known, self._changed = seen, True
             return
         known = self.known  # an update: as much work as it saw, not as the Archives hold
         fresh = {identity: s for identity, s in seen.items() if known.get(identity) != s}

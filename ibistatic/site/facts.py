@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from ..archive.load import LoadedArchives
 from ..index.writer import dumps, encoded_record, precomputed_answers
 from ..store.files import pack
-from ..targets import published_urls
+from ..targets import PublishedUrls, published_urls
 from .memo import CHANGES, Changes
 from .plan import Plan
 from .record import ItemUrls
@@ -28,7 +28,7 @@ __all__ = ["Facts", "PagePaths", "facts_of", "fold_facts", "carried_digests"]
 class Facts:
     """What rendering a set of items gives besides their files."""
 
-    published: dict[str, tuple] = field(default_factory=dict)  # repository key -> PublishedUrls
+    published: dict[str, PublishedUrls] = field(default_factory=dict)  # repository key -> its URLs
     answers: dict[str, dict] = field(
         default_factory=dict
     )  # repository key -> {index key -> packed answers}

@@ -40,6 +40,7 @@ def render_items(
         facts.merge(part)
         del part  # before the next is read: one part at a time in memory
     site.file_sums.keep(facts.file_sums, whole=plan.full)
+    facts.file_sums = {}  # kept there (or saved and let go): not held to the build's end
     site.file_sums.settle()
     return facts
 

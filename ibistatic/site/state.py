@@ -8,6 +8,7 @@ tree (another output, other templates, a tree changed behind its back) the build
 
 from __future__ import annotations
 
+import marshal
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -16,6 +17,7 @@ from ..archive.load import LoadedArchives
 from ..config import SiteConfig
 from ..pickles import Unsaved, Untrusted, load_sealed, save_sealed
 from ..store.generations import Publication
+from ..targets import PublishedUrls
 from . import pages
 
 __all__ = [
@@ -28,7 +30,7 @@ __all__ = [
 ]
 
 #: 16: each holding is (item, (files, files_stamp)), so a rewritten document changes it;
-#: 17: item_files holds site.facts.PagePaths
+#: 17: item_files holds site.facts.PagePaths, published targets.PublishedUrls
 STATE_VERSION = 17
 
 
@@ -38,7 +40,7 @@ class State:
 
     fingerprint: tuple
     items: dict[str, tuple]  # repository key -> ((item, files), ...) over the Archives, in order
-    published: dict[str, tuple]  # repository key -> its PublishedUrls (the pages it has)
+    published: dict[str, PublishedUrls]  # repository key -> the pages it has
     #: index key -> [(archive, packed item record)] in the Archives' order
     records: dict[str, list]
     answers: dict[str, dict]  # repository key -> {index key -> packed precomputed answers}
@@ -108,6 +110,7 @@ def _settings(config: SiteConfig) -> tuple[tuple, tuple]:
     )
     head = (STATE_VERSION, config.site_url, str(config.output), config.modifiers)
     rest = (
+        marshal.version,  # of PublishedUrls' packed bytes
         tuple(templates),
         # after the fields read by position (output, infos): every other setting, so
         # that a setting added later is in by default (hosts and catalog were once
