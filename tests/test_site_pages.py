@@ -490,6 +490,38 @@ def test_a_large_sitemap_becomes_an_index(tmp_path, monkeypatch):
     assert [len(p) for p in parts] == [30, 30, 4]
 
 
+def test_sitemap_parts_are_made_as_their_rows_come(tmp_path):
+    """A urlset of up to `limit` rows is the sitemap itself; past it, parts and an index.
+    The rows are read a part ahead of what is written, never all at once."""
+    from ibistatic.site import sitewide
+    from ibistatic.site.pages import Site
+
+    config = load_config(write_config(tmp_path, [SAMPLE / "mtc-m16c"]))
+    urlset = sitewide.UrlSet(Site(config))
+    pulled = []
+
+    def rows(count):
+        for n in range(count):
+            pulled.append(n)
+            yield urlset.row(f"{SITE_URL}{n}/")
+
+    for count, names in [
+        (0, ["sitemap.xml"]),
+        (5, ["sitemap.xml"]),
+        (6, ["sitemaps/1.xml", "sitemaps/2.xml", "sitemap.xml"]),
+        (23, [f"sitemaps/{n}.xml" for n in range(1, 6)] + ["sitemap.xml"]),
+    ]:
+        pulled.clear()
+        made = sitewide.sitemap_files(urlset, "sitemap.xml", rows(count), 5)
+        written = []
+        for name, text in made:
+            written.append(name)
+            if name.startswith("sitemaps/"):  # the part after this one at most is read
+                assert len(pulled) <= 5 * (len(written) + 1)
+                assert text.count("<url>") == min(5, count - 5 * (len(written) - 1))
+        assert written == names and len(pulled) == count
+
+
 # ---------------------------------------------------------------------------------
 # Metadata pages and file lists
 
