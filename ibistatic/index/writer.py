@@ -11,6 +11,7 @@ import json
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from ..archive.load import LoadedArchives
 from ..core.facts import has_open_translation
@@ -92,10 +93,11 @@ def precomputed_answers(targets) -> dict[str, dict[str, list]]:
     return answers
 
 
-def group_by_shard(by_key: Mapping, digits: int) -> dict[str, dict]:
-    """shard name -> {key: value} of every key of `by_key`."""
+def group_by_shard(by_key: Mapping | Iterable[tuple[str, Any]], digits: int) -> dict[str, dict]:
+    """shard name -> {key: value} of every key of `by_key` (a mapping, or its pairs)."""
     groups: dict[str, dict] = {}
-    for key, value in by_key.items():
+    pairs = by_key.items() if isinstance(by_key, Mapping) else by_key
+    for key, value in pairs:
         groups.setdefault(shard_of(key, digits), {})[key] = value
     return groups
 
@@ -107,11 +109,13 @@ def shard_of(key: str, digits: int) -> str:
     names = _SHARD_OF.setdefault(digits, {})
     name = names.get(key)
     if name is None:
-        name = names[key] = shard_name(key, digits)
+        name = shard_name(key, digits)  # one string per shard, not one per key:
+        name = names[key] = _SHARD_NAMES.setdefault(name, name)  # (52 bytes a key)
     return name
 
 
 _SHARD_OF: dict[int, dict[str, str]] = {}
+_SHARD_NAMES: dict[str, str] = {}
 
 
 def index_files(

@@ -50,8 +50,8 @@ class Shards:
         self.digits = state.digits
         self.records = group_by_shard(state.records, state.digits)
         self.from_repository = dict(state.answers)
-        flat = {key: value for by_key in state.answers.values() for key, value in by_key.items()}
-        self.answers = group_by_shard(flat, state.digits)
+        flat = (pair for by_key in state.answers.values() for pair in by_key.items())
+        self.answers = group_by_shard(flat, state.digits)  # never a table of every answer
 
     def update(self, state, affected, touched) -> None:
         """Moved to the state's tables of now: the records of the `touched` index keys,
