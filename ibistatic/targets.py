@@ -33,6 +33,7 @@ __all__ = [
     "PageTarget",
     "PublishedUrl",
     "PublishedUrls",
+    "ListLike",
     "all_modifiers",
     "published_urls",
     "emitted_modifiers",
@@ -84,7 +85,24 @@ def form_key(item: Item, ibi: str) -> str:
     return ibi_key(ibi)
 
 
-class PublishedUrls(Sequence[PublishedUrl]):
+class ListLike(Sequence):
+    """A compact sequence that compares and prints as the list of its elements (equal to
+    any sequence but a string of the same elements; unhashable, as a list)."""
+
+    __slots__ = ()
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, str):
+            return NotImplemented
+        return list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({list(self)!r})"
+
+
+class PublishedUrls(ListLike, Sequence[PublishedUrl]):
     """One item's PublishedUrls, packed (marshal): the state holds one per repository
     and a build holds them all, where a tuple of PublishedUrl tuples took about 850
     bytes per item (85 MiB at 100,000 items: the largest of the state's tables).  They
@@ -107,16 +125,6 @@ class PublishedUrls(Sequence[PublishedUrl]):
 
     def __getitem__(self, index):  # an int, or a slice (Sequence)
         return tuple(self)[index]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Sequence) or isinstance(other, str):
-            return NotImplemented
-        return list(self) == list(other)
-
-    __hash__ = None  # type: ignore[assignment]  # equal to a list of its PublishedUrls
-
-    def __repr__(self) -> str:
-        return f"PublishedUrls({list(self)!r})"
 
     def __reduce__(self):
         return _packed_urls, (self._packed, self._count)

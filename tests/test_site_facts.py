@@ -46,3 +46,33 @@ def test_a_full_build_keeps_the_facts_tables_instead_of_copying_them():
     assert facts._joined({}, fresh) is fresh
     table = {"a": 1}
     assert facts._joined(table, fresh) is table and table == {"a": 1, "b": 2}
+
+
+def test_published_urls_are_packed_and_read_as_they_were():
+    """An item's PublishedUrls read back as the tuples they were made of, pickled or
+    not, in far less memory than the tuples themselves."""
+    import sys
+
+    from ibistatic.targets import PublishedUrl, PublishedUrls
+
+    ibi, url = "sid.inpe.br/mtc-m19/2013/09.04.12.27.57", "http://archive.example/doc/a.pdf"
+    urls = [
+        PublishedUrl(ibi, "", ibi, url, None),
+        PublishedUrl(ibi, "!", ibi, url, None),
+        PublishedUrl(ibi, ":", ibi, None, "unavailable"),
+        PublishedUrl(
+            "8JMKD3MGP7W/3EPGUE5", ":(oai_dc)", "8JMKD3MGP7W/3EPGUE5", None, "unavailable"
+        ),
+    ]
+    packed = PublishedUrls(urls)
+    assert list(packed) == urls and packed == urls and len(packed) == 4
+    assert packed[2] == urls[2] and packed[-1].path == "8JMKD3MGP7W/3EPGUE5:(oai_dc)"
+    again = pickle.loads(pickle.dumps(packed))
+    assert again == urls and again != urls[:3] and not (again == ibi)
+    first, second, *_ = again
+    assert first.url is second.url and first.canonical is first.ibi  # shared once read
+    kept = sys.getsizeof(packed) + sys.getsizeof(packed._packed)
+    # the tuples, and the strings of this item only (modifiers and alerts are the site's)
+    own = {id(s): s for u in urls for s in (u.ibi, u.canonical, u.url) if s is not None}
+    as_tuples = sys.getsizeof(tuple(urls)) + sum(map(sys.getsizeof, [*urls, *own.values()]))
+    assert kept < as_tuples / 2 and PublishedUrls([]) == []

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from ..archive.load import LoadedArchives
 from ..index.writer import dumps, encoded_record, precomputed_answers
 from ..store.files import pack
-from ..targets import PublishedUrls, published_urls
+from ..targets import ListLike, PublishedUrls, published_urls
 from .memo import CHANGES, Changes
 from .plan import Plan
 from .record import ItemUrls
@@ -45,7 +45,7 @@ class Facts:
             getattr(self, name).update(getattr(part, name))
 
 
-class PagePaths(Sequence[str]):
+class PagePaths(ListLike, Sequence[str]):
     """The paths of one repository's remembered pages (its record, metadata and
     file-list pages), in order, kept as their shape around the repository's key: a path
     that holds it as a folder is prefix + key + suffix.  The state keeps one per
@@ -76,16 +76,6 @@ class PagePaths(Sequence[str]):
 
     def __iter__(self) -> Iterator[str]:
         return (self[n] for n in range(len(self.shape)))
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Sequence) or isinstance(other, str):
-            return NotImplemented
-        return list(self) == list(other)
-
-    __hash__ = None  # type: ignore[assignment]  # equal to a list of its paths
-
-    def __repr__(self) -> str:
-        return f"PagePaths({list(self)!r})"
 
     def __reduce__(self):
         return PagePaths, (self.key, self.shape)
