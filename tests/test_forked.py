@@ -410,3 +410,14 @@ def test_a_real_full_dev_shm_builds_in_one_process(tmp_path):
     assert "Traceback" not in done.stderr
     assert "working in one process: no semaphore can be made for forked workers" in done.stderr
     assert (tmp_path / "out" / "index.html").is_file()
+
+
+def test_the_heap_is_trimmed_before_each_fork(scratch, monkeypatch):
+    """What this process freed but malloc kept would count again in every worker's
+    memory: it is given back to the system before the workers are forked."""
+    calls = []
+    monkeypatch.setattr(forked, "_MALLOC_TRIM", lambda pad: calls.append(pad))
+    assert list(forked.run_shares(lambda share, counter: share)) == list(range(forked.workers()))
+    assert calls == [0]
+    monkeypatch.setattr(forked, "_MALLOC_TRIM", False)  # no glibc: nothing to call
+    assert list(forked.run_shares(lambda share, counter: share)) == list(range(forked.workers()))
