@@ -17,6 +17,7 @@ from urllib.parse import quote
 from markupsafe import escape
 
 from ..core.facts import URL_PATH_SAFE
+from ..store.files import batched
 from .pages import Site, persistent_url, script_json
 from .script_words import browser_words
 
@@ -120,8 +121,8 @@ def sitemap_files(
     before).  `rows` are read as the parts are written, so a full build never holds
     all of them (at 100k items, 260,000 rows held with their parts' texts took 146 MiB
     of the sitemaps' worker, the build's largest process)."""
-    parts = _batches(rows, limit)
-    first = next(parts, [])
+    parts = batched(rows, limit)
+    first = next(parts, ())
     second = next(parts, None)
     if second is None:
         yield name, urlset.text(first)
@@ -135,13 +136,6 @@ def sitemap_files(
         yield names[-1], urlset.text(part)
     index = [site.site_url + part_name for part_name in names]
     yield name, site.render("sitemap_index.xml", urls=index)
-
-
-def _batches(rows: Iterable[str], size: int) -> Iterator[list[str]]:
-    """`rows` in lists of `size` (the last one shorter); none when there are none."""
-    rows = iter(rows)
-    while batch := list(itertools.islice(rows, size)):
-        yield batch
 
 
 def redirect_urls(site_url: str, published: Iterable) -> list[str]:

@@ -26,6 +26,7 @@ __all__ = [
     "pack",
     "unpack",
     "write_new",
+    "batched",
     "DIGEST_SIZE",
 ]
 
@@ -169,7 +170,7 @@ class Files:
             return
         sha256 = hashlib.sha256()
         with open(self._path(relative), "wb") as handle:
-            for batch in _batched(lines, 10000):
+            for batch in batched(lines, 10000):
                 data = "".join(line + "\n" for line in batch).encode("utf-8")
                 sha256.update(data)
                 handle.write(data)
@@ -187,7 +188,9 @@ class Files:
         return path
 
 
-def _batched(iterable: Iterable, size: int) -> Iterator[tuple]:
+def batched(iterable: Iterable, size: int) -> Iterator[tuple]:
+    """`iterable` in tuples of `size` (the last one shorter); none when it is empty
+    (itertools.batched, from Python 3.12)."""
     iterator = iter(iterable)
     while batch := tuple(itertools.islice(iterator, size)):
         yield batch
