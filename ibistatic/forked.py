@@ -406,8 +406,9 @@ def _remove_abandoned(parent: str) -> int:
 
 
 def _abandoned(entry: os.DirEntry) -> bool:
-    """Whether nobody owns this folder: its OWNER lock is free, or it has no
-    OWNER and is older than _UNOWNED_AGE (or is not ours to look into)."""
+    """Whether nobody owns this folder: its OWNER lock is free, or it has no OWNER and
+    is older than _UNOWNED_AGE.  Never one of another user's, nor one that cannot be
+    looked into."""
     try:
         if not entry.is_dir(follow_symlinks=False) or entry.stat().st_uid != os.getuid():
             return False

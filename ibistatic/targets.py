@@ -113,6 +113,7 @@ class PublishedUrls(ListLike, Sequence[PublishedUrl]):
 
     def __init__(self, urls: Iterable[PublishedUrl]) -> None:
         # the modifiers interned: unpacked, each is one string over the site
+        # (marshal takes exact tuples only, not the PublishedUrl subclass)
         rows = tuple((u.ibi, sys.intern(u.modifier), u.canonical, u.url, u.alert) for u in urls)
         self._packed = marshal.dumps(rows)  # equal strings of the item packed once
         self._count = len(rows)
