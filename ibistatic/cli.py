@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
-from .errors import IbistaticError, IbiSyntaxError, printable
+from .errors import IbistaticError, IbiSyntaxError, failure, printable
 
 # Order is the order of `ibistatic --help`.
 COMMANDS = (
@@ -99,6 +100,15 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except Exception as error:  # a gap in ibistatic's checks: one line, not a traceback
+        if os.environ.get("IBISTATIC_TRACEBACK"):
+            raise
+        print(
+            f"ibistatic {args.command}: unexpected error: {printable(failure(error))} (a bug of "
+            "ibistatic: please report it; IBISTATIC_TRACEBACK=1 shows where)",
+            file=sys.stderr,
+        )
+        return 1
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -15,6 +15,7 @@ and no ``ibistatic.yaml`` in the current directory the bundled sample is used.
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import os
 import re
 from dataclasses import dataclass, field, fields
@@ -22,7 +23,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from .errors import ConfigError
-from .schema import Field, Schema
+from .schema import Field, Schema, host_fits, shown_value
 
 __all__ = [
     "SiteConfig",
@@ -142,7 +143,7 @@ def _found(value) -> str:
     """A configuration value in a message: short, one line."""
     from .errors import printable
 
-    text = repr(value)
+    text = shown_value(value) if isinstance(value, datetime.date) else repr(value)
     return printable(text if len(text) <= 80 else text[:80] + "...")
 
 
@@ -170,6 +171,39 @@ def _is_directory_name(value) -> bool:
     return isinstance(value, (str, Path)) and "\x00" not in str(value) and bool(str(value).strip())
 
 
+#: a folder's path, made absolute, at most: the site's pages go up to about 1,500 bytes
+#: deeper, and Linux allows 4,096 bytes a path
+MAX_FOLDER_PATH = 2048
+#: a name in a folder's path, at most: file systems allow 255 bytes, and the output's
+#: generations folder beside it (``.<output>.ibistatic``) adds 11
+MAX_FOLDER_NAME = 240
+
+
+def _path_problem(path: Path) -> str | None:
+    """Why the file system could not hold the folder `path` (absolute) and what goes
+    into it, or None."""
+    size = len(os.fsencode(path))
+    if size > MAX_FOLDER_PATH:
+        return f"a path of {size:,} bytes"
+    longest = max(path.parts, key=lambda part: len(os.fsencode(part)))
+    if len(os.fsencode(longest)) > MAX_FOLDER_NAME:
+        return f"a name of {len(os.fsencode(longest)):,} bytes ({_found(longest[:20])}...)"
+    return None
+
+
+def _folder(report: _Report, key: str, value, path: Path) -> Path | None:
+    """`path` (given as `value`), or None with the error when it is too long to use."""
+    why = _path_problem(path)
+    if why is None:
+        return path
+    report.error(
+        key,
+        f"found {_found(value)}, {why}",
+        f"a folder of at most {MAX_FOLDER_PATH:,} bytes, {MAX_FOLDER_NAME} a name",
+    )
+    return None
+
+
 # --- validators (report, key, value, context -> the value); context: base, output_base --
 
 
@@ -194,6 +228,8 @@ def _site_url_ok(value) -> bool:
         and bool(parts.netloc)
         and not parts.query
         and not parts.fragment
+        and _host_fits(parts)
+        and BAD_ESCAPE.search(value) is None
     )
 
 
@@ -214,27 +250,48 @@ def _archives(report: _Report, key: str, value, context: dict) -> tuple[Path, ..
             "distinct directory names (they name the Archives in the index)",
         )
         return None
-    return tuple((context["base"] / a).resolve() for a in value)
+    folders = tuple(_folder(report, key, a, (context["base"] / a).resolve()) for a in value)
+    return None if None in folders else folders
 
 
 def _output(report: _Report, key: str, value, context: dict) -> Path | None:
     if not _is_directory_name(value):
         report.error(key, f"found {_found(value)}", "a directory")
         return None
-    return _output_path(context["output_base"] / value)
+    return _folder(report, key, value, _output_path(context["output_base"] / value))
+
+
+#: the longest modifier of `modifiers`: it follows the last part of an IBI in a page's
+#: name, and the two must fit a file name (archive.descriptors.MAX_IBI_LAST_SEGMENT)
+MAX_MODIFIER = 64
 
 
 def _modifiers(report: _Report, key: str, value, context: dict) -> str | tuple[str, ...] | None:
+    from .core.relations import parse_modifier
+    from .errors import IbiSyntaxError
+
     if value in ("default", "all"):
         return value
-    if isinstance(value, list) and all(isinstance(m, str) for m in value):
-        return tuple(value)
-    report.error(
-        key,
-        f"found {_found(value)}",
-        "default, all, or a list of modifiers such as '!' and ':(oai_dc)'",
-    )
-    return None
+    expected = "default, all, or a list of modifiers such as '!' and ':(oai_dc)'"
+    if not isinstance(value, list) or not all(isinstance(m, str) for m in value):
+        report.error(key, f"found {_found(value)}", expected)
+        return None
+    for index, text in enumerate(value):
+        try:
+            parse_modifier(text)
+        except IbiSyntaxError as error:
+            found = f"found {_found(text)} ({error.found} at character {error.position + 1})"
+            report.error(
+                f"{key}[{index}]", found, f"a modifier of Table 6.1: {error.expected} there"
+            )
+            return None
+        if len(text) > MAX_MODIFIER:
+            found = f"found {_found(text)} ({len(text):,} characters)"
+            report.error(
+                f"{key}[{index}]", found, f"a modifier of at most {MAX_MODIFIER} characters"
+            )
+            return None
+    return tuple(dict.fromkeys(value))  # each page once
 
 
 def _boolean(report: _Report, key: str, value, context: dict) -> bool | None:
@@ -258,12 +315,25 @@ def _text(report: _Report, key: str, value, context: dict) -> str | None:
     return value.strip()
 
 
+#: a '%' that does not start a %hh escape: decoding the URL (a browser's script) fails
+BAD_ESCAPE = re.compile("%(?![0-9A-Fa-f]{2})")
+
+
+def _host_fits(parts) -> bool:
+    """Whether the URL's host and port are ones a client can ask (DNS's and TCP's limits)."""
+    try:
+        port = parts.port  # ValueError out of 0-65535
+    except ValueError:
+        return False
+    return port != 0 and host_fits(parts.hostname or "")
+
+
 def _http_url(value) -> bool:
     try:
         parts = urlsplit(value)
     except ValueError:
         return False
-    return parts.scheme in ("http", "https") and bool(parts.netloc)
+    return parts.scheme in ("http", "https") and bool(parts.netloc) and _host_fits(parts)
 
 
 def _url(report: _Report, key: str, value, context: dict) -> str | None:
@@ -301,7 +371,9 @@ def _templates(report: _Report, key: str, value, context: dict) -> Path | None:
     if not (isinstance(value, str) and _is_directory_name(value)):
         report.error(key, f"found {_found(value)}", "a folder of templates")
         return None
-    folder = (context["base"] / value).resolve()
+    folder = _folder(report, key, value, (context["base"] / value).resolve())
+    if folder is None:
+        return None
     if not folder.is_dir():
         report.error(key, f"found {_found(value)}, which is not a folder", "a folder of templates")
         return None
@@ -312,7 +384,7 @@ def _cache(report: _Report, key: str, value, context: dict) -> Path | None:
     if not (isinstance(value, str) and _is_directory_name(value)):
         report.error(key, f"found {_found(value)}", "a directory")
         return None
-    return (context["base"] / value).resolve()
+    return _folder(report, key, value, (context["base"] / value).resolve())
 
 
 #: the host profiles (ibistatic.site.hosts, docs/hosting.md), in the documentation's order

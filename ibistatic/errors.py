@@ -19,6 +19,7 @@ __all__ = [
     "PublishError",
     "Problem",
     "printable",
+    "failure",
 ]
 
 
@@ -38,6 +39,13 @@ def _escaped(ch: str) -> str:
     if ch in "\n\r\t":
         return {"\n": "\\n", "\r": "\\r", "\t": "\\t"}[ch]
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def failure(error: BaseException) -> str:
+    """An unexpected exception in one line: its kind and the start of its message."""
+    text = " ".join(str(error).split())
+    text = text if len(text) <= 120 else text[:120] + "..."
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 
 class IbistaticError(Exception):

@@ -14,16 +14,45 @@ A schema is built once, at import: reading 100k item.yaml files compiles nothing
 
 from __future__ import annotations
 
+import datetime
 import difflib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-__all__ = ["Field", "Schema", "Report"]
+__all__ = ["Field", "Schema", "Report", "shown_value", "host_fits"]
 
 #: how alike an unknown key and a known one must be (difflib's ratio) to be suggested:
 #: 0.65 keeps "outptu" -> output, "lang" -> language, and leaves "titel" -> state out (0.6)
 SUGGESTION_CUTOFF = 0.65
+
+
+def shown_value(value: Any) -> str:
+    """A value as the user wrote it in YAML, with its YAML kind (no Python names)."""
+    if value is None:
+        return "nothing"
+    if isinstance(value, bool):
+        return f"{'true' if value else 'false'} (a boolean)"
+    if isinstance(value, str):
+        return repr(value)  # text is the common case: quoting it says enough
+    if isinstance(value, datetime.datetime):
+        zone = "" if value.tzinfo else " without a time zone"
+        return f"{str(value)!r} (a time{zone})"
+    if isinstance(value, datetime.date):
+        return f"{value.isoformat()!r} (a date without a time)"
+    if isinstance(value, (int, float)):
+        return f"{value!r} (a number)"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return "a value of another kind"
+
+
+def host_fits(host: str) -> bool:
+    """Whether `host` (a name or an IP address) is within DNS's limits, which IDNA encoding
+    and every HTTP client enforce: labels of at most 63 characters, 253 in all."""
+    return 0 < len(host) <= 253 and all(len(label) <= 63 for label in host.split("."))
 
 
 class Report(Protocol):

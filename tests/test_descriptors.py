@@ -682,7 +682,8 @@ BAD_ARCHIVES = [
     pytest.param(
         _good_archive(address="http://mtc-m16c.sid.inpe.br/"),
         [
-            f"{A}: address: 'http://mtc-m16c.sid.inpe.br/'; expected a host name or IP, optionally ':port'"
+            f"{A}: address: 'http://mtc-m16c.sid.inpe.br/'; expected a host name or IP, optionally ':port' "
+            "(DNS's and TCP's limits: labels of at most 63 characters, 253 in all; a port from 1 to 65535)"
         ],
         id="address-is-a-url",
     ),

@@ -54,15 +54,33 @@ def _sums(site) -> dict[str, str]:
     }
 
 
+def _full_plan(config):
+    """A full build that the user did not ask for with --full (the last build's state is
+    gone, as after a change of settings): it trusts the sums; `build --full` does not."""
+    (config.cache_dir / "site-state.pickle").unlink(missing_ok=True)
+    report = build_site(config)
+    assert report.mode == "full"
+    return report
+
+
 def test_a_full_build_reads_each_document_once(tmp_path, reads, settled):
     config = load_config(make_project(tmp_path))
     build_site(config, full=True)
     first, listed = reads(), _sums(config.output)
     assert len(FileSums(config.cache_dir / "file-sums.pickle").known) == first > 5
     assert sum(len(rows) for rows in listed.values()) > 5
-    build_site(config, full=True)
+    _full_plan(config)
     assert reads() == first  # none read again
     assert _sums(config.output) == listed
+
+
+def test_build_full_reads_every_document_again(tmp_path, reads, settled):
+    """`build --full` trusts no cache (issue 36: what is published is what is on disk)."""
+    config = load_config(make_project(tmp_path))
+    build_site(config, full=True)
+    first, listed = reads(), _sums(config.output)
+    build_site(config, full=True)
+    assert reads() == 2 * first and _sums(config.output) == listed
 
 
 def test_a_rewritten_file_is_read_again_even_with_its_old_mtime(tmp_path, reads, settled):
@@ -74,7 +92,7 @@ def test_a_rewritten_file_is_read_again_even_with_its_old_mtime(tmp_path, reads,
     document.write_bytes(text.replace(b"@", b"%", 1))  # same size, other bytes
     os.utime(document, ns=(status.st_atime_ns, status.st_mtime_ns))  # the mtime put back
     before = reads()
-    build_site(config, full=True)
+    _full_plan(config)
     assert reads() == before + 1
     page = config.output / "files/iconet.com.br/banon/2009/09.09.22.01/index.html"
     rows = dict(ROW.findall(page.read_text("utf-8")))
@@ -112,7 +130,7 @@ def test_an_update_lists_a_rewritten_document_and_keeps_the_other_sums(tmp_path,
     assert rows["reference.bib"] == hashlib.sha256(document.read_bytes()).hexdigest()
     changed = reads() - first
     assert 1 <= changed < first / 2  # the changed item's files only
-    build_site(config, full=True)
+    _full_plan(config)
     assert reads() == first + changed  # the others were kept through the update
 
 
@@ -124,7 +142,7 @@ def test_forked_workers_send_their_sums_back(tmp_path, reads, settled, monkeypat
     build_site(config, full=True)
     first, listed = reads(), _sums(config.output)
     assert first > 5 and len(FileSums(config.cache_dir / "file-sums.pickle").known) == first
-    build_site(config, full=True)
+    _full_plan(config)
     assert reads() == first and _sums(config.output) == listed
 
 
@@ -149,7 +167,8 @@ def test_watch_keeps_the_sums_in_memory_and_saves_them_on_stop(tmp_path, reads, 
     publisher.persist = False
     publisher.build(full=True)
     first = reads()
-    publisher.build(full=True)
+    publisher.state = None  # a full build again, not one asked with --full
+    assert publisher.build().mode == "full"
     assert reads() == first  # kept in memory between republishes
     saved = config.cache_dir / "file-sums.pickle"
     assert not saved.exists()

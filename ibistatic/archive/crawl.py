@@ -22,7 +22,7 @@ from typing import Any, NamedTuple
 
 from .. import forked
 from ..core.model import ArchiveInfo, Item
-from ..errors import Problem
+from ..errors import Problem, failure
 from ..pickles import Unsaved, Untrusted, load_sealed, save_sealed
 from .descriptors import read_archive_info, read_item
 from .safe_yaml import DescriptorError, file_kind, parse_descriptor, read_regular_file
@@ -39,8 +39,9 @@ __all__ = [
 
 # The crawl cache's format. 3: Item and IBIs are slotted dataclasses; 4: saved in chunks,
 # items only, pickled as calls; 5: sealed (ibistatic.pickles); 6: Item.reason;
-# 7: Item.files_stamp, and the stamp instead of the newest mtime in each entry's identity
-CACHE_VERSION = 7
+# 7: Item.files_stamp, and the stamp instead of the newest mtime in each entry's identity;
+# 8: change times (ctime) in identities and stamps: an edit that keeps size and mtime
+CACHE_VERSION = 8
 
 
 @dataclass
@@ -80,6 +81,8 @@ class CrawlCache:
         self.fresh: dict[str, tuple] | None = None
         #: why a saved cache was not used, or could not be saved (the build prints it)
         self.warnings: list[str] = []
+        #: entries answer get(); False: every descriptor is read again (and put)
+        self.trusted = True
 
     @property
     def entries(self) -> dict[str, tuple[tuple[int, int, int], Any]]:
@@ -103,8 +106,9 @@ class CrawlCache:
 
     def get(self, path: str, identity: tuple) -> Any:
         """The value stored for `path` at `identity`; hits and misses count descriptors
-        (archive.yaml: its parsed YAML; item.yaml, keyed 'item:': its validated item)."""
-        entry = self.entries.get(path)
+        (archive.yaml: its parsed YAML; item.yaml, keyed 'item:': its validated item).
+        Nothing while not `trusted` (``build --full``: every descriptor is read)."""
+        entry = self.entries.get(path) if self.trusted else None
         if entry is not None and entry[0] == identity:
             self.hits += 1
             return entry[1]
@@ -202,7 +206,7 @@ class _YamlProblem(Exception):
 def load_yaml(path: Path, cache: CrawlCache | None = None) -> Any:
     """Parse a YAML file (cached by identity); raises _YamlProblem with a located message."""
     st = os.stat(path)
-    identity = (st.st_ino, st.st_size, st.st_mtime_ns)
+    identity = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
     key = str(path)
     value = cache.get(key, identity) if cache is not None else _MISSING
     if value is _MISSING:
@@ -310,7 +314,8 @@ def _doc_files(
     doc: str, root_real: str, problems: list[Problem], archive: str, root: str, plain: bool
 ) -> tuple[tuple[str, ...], float, str]:
     """Every regular file under doc/ (relative POSIX paths, sorted), the newest mtime and
-    a digest of each file's name, size and mtime (Item.files_stamp).
+    a digest of each file's name, size, mtime and ctime (Item.files_stamp): an edit
+    changes the ctime even when it keeps the size and sets the mtime back.
 
     Walked in name order, depth first, so that warnings come out sorted too; without
     recursion (any depth), entering no folder twice on one path (link loops).  Links out
@@ -351,7 +356,7 @@ def _doc_files(
             name = prefix + entry.name
             files.append(name)
             newest = max(newest, found.st_mtime)
-            said = f"{name}\0{found.st_size}\0{found.st_mtime_ns}\n"
+            said = f"{name}\0{found.st_size}\0{found.st_mtime_ns}\0{found.st_ctime_ns}\n"
             stamp.update(said.encode("utf-8", "surrogateescape"))
         elif found is not None:  # a folder: walk it before the next entry
             stack.append(
@@ -413,7 +418,26 @@ def read_repository(
 ) -> tuple[Item | None, list[Problem]]:
     """Read one uniform repository (``relative`` = its four directory names joined by /).
     `plain`: no folder from the root to it is a symbolic link (the crawl's walk saw
-    them), so only a link at item.yaml or doc/ can lead out of the root."""
+    them), so only a link at item.yaml or doc/ can lead out of the root.
+
+    Whatever goes wrong while reading it is its own error: the schema's readers check
+    every value, and this is the line behind them for what they did not foresee."""
+    try:
+        return _read_repository(root, archive, relative, cache, root_real, plain)
+    except Exception as error:  # noqa: BLE001 - one repository's failure is its own
+        return None, [
+            Problem(
+                archive,
+                f"{relative}/item.yaml",
+                "",
+                f"a value this version cannot read ({failure(error)})",
+                "a descriptor and files within archive-format.md's limits (please report "
+                "this message: it is a gap in ibistatic's checks)",
+            )
+        ]
+
+
+def _read_repository(root, archive, relative, cache, root_real, plain):
     root_real = root_real or os.path.realpath(root)
     directory = os.path.join(root, *relative.split("/"))
     problems: list[Problem] = []
@@ -449,7 +473,7 @@ def read_repository(
     )
     # parsing and validating cost more than walking: the outcome is kept while the
     # descriptor and doc/ stay as they were (no parsed YAML is kept: only the item)
-    identity = ((st.st_ino, st.st_size, st.st_mtime_ns), files, stamp, archive)
+    identity = ((st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns), files, stamp, archive)
     validated = cache.get(_ITEM + descriptor, identity) if cache is not None else _MISSING
     if validated is _MISSING:
         try:
@@ -585,6 +609,17 @@ def _archive_info(
                 "",
                 problem.found,
                 problem.expected or "a YAML mapping (archive-format.md, archive.yaml)",
+            )
+        ]
+    except Exception as error:  # noqa: BLE001 - as read_repository: the Archive's own error
+        return None, [
+            Problem(
+                name,
+                "archive.yaml",
+                "",
+                f"a value this version cannot read ({failure(error)})",
+                "an archive.yaml within archive-format.md's limits (please report this "
+                "message: it is a gap in ibistatic's checks)",
             )
         ]
 

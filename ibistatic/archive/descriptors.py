@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
+import string
 import sys
 from collections.abc import Mapping
 from typing import Any
@@ -28,7 +29,7 @@ from ..core.model import (
 from ..core.pairlists import PAIR_LIST_CHARSETS
 from ..core.relations import parse_relation
 from ..errors import IbiSyntaxError, Problem
-from ..schema import Field, Schema
+from ..schema import Field, Schema, host_fits, shown_value
 
 __all__ = [
     "ARCHIVE_SCHEMA",
@@ -41,31 +42,10 @@ __all__ = [
 ]
 
 TEMPLATE_FIELDS = ("address", "repository", "ibip", "path", "site")
+_FORMAT = string.Formatter()
 
 
-def _shown(value: Any) -> str:
-    """A value as the user wrote it in YAML, with its YAML kind (no Python names)."""
-    if value is None:
-        return "nothing"
-    if isinstance(value, bool):
-        return f"{'true' if value else 'false'} (a boolean)"
-    if isinstance(value, str):
-        return repr(value)  # text is the common case: quoting it says enough
-    if isinstance(value, _dt.datetime):
-        return (
-            f"{str(value)!r} (a time)"
-            if value.tzinfo
-            else f"{str(value)!r} (a time without a time zone)"
-        )
-    if isinstance(value, _dt.date):
-        return f"{value.isoformat()!r} (a date without a time)"
-    if isinstance(value, (int, float)):
-        return f"{value!r} (a number)"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "a mapping"
-    return "a value of another kind"
+_shown = shown_value
 
 
 # hostport (Section 4.1): a host name or IPv4, optional port.
@@ -118,10 +98,42 @@ def _ibi(c: Collector, key: str, text: Any, *, repository_only: bool = False) ->
         c.error(key, _shown(text), what)
         return None
     try:
-        return parse_repository_name(text.strip()) if repository_only else parse_ibi(text.strip())
+        ibi = parse_repository_name(text.strip()) if repository_only else parse_ibi(text.strip())
     except IbiSyntaxError as error:
         c.error(key, _syntax_found(error), f"{what}: {error.expected} there")
         return None
+    long = _long_segment(ibi.text)
+    if long is not None:
+        c.error(
+            key,
+            long,
+            f"{what} with {IBI_PARTS}",
+        )
+        return None
+    return ibi
+
+
+#: the longest parts of an IBI between '/': each names a folder of the site, and file
+#: systems allow 255 bytes a name; the last one also names pages with a modifier after
+#: it (``!``, ``+(pt-BR):(oai_dc)``), so it leaves room for one
+MAX_IBI_SEGMENT = 255
+MAX_IBI_LAST_SEGMENT = 160
+
+
+def _long_segment(text: str) -> str | None:
+    """What is too long in the IBI `text` for the names of its pages, or None."""
+    *parts, last = text.split("/")
+    for part, most in [*((part, MAX_IBI_SEGMENT) for part in parts), (last, MAX_IBI_LAST_SEGMENT)]:
+        if len(part.encode("utf-8", "surrogateescape")) > most:
+            return f"{part[:20]!r}... ({len(part):,} characters between '/')"
+    return None
+
+
+#: what an IBI whose parts are too long is expected to be
+IBI_PARTS = (
+    f"at most {MAX_IBI_SEGMENT} bytes between '/' and {MAX_IBI_LAST_SEGMENT} after the last "
+    "(each part names a file of the site)"
+)
 
 
 def _any_ibi(c: Collector, key: str, value: Any, context: dict) -> Ibi | None:
@@ -189,9 +201,16 @@ def _address(c: Collector, key: str, value: Any, context: dict) -> str | None:
     if not isinstance(value, str) or not value.strip():
         c.error(key, _shown(value), "the Archive's host[:port], e.g. mtc-m16c.sid.inpe.br")
         return None
-    if not HOSTPORT.fullmatch(value.strip()):
-        c.error(key, repr(value.strip()), "a host name or IP, optionally ':port'")
-    return value.strip()
+    address = value.strip()
+    host, _, port = address.partition(":")
+    if not HOSTPORT.fullmatch(address) or not 1 <= int(port or 80) <= 65535 or not host_fits(host):
+        c.error(
+            key,
+            repr(address),
+            "a host name or IP, optionally ':port' (DNS's and TCP's limits: labels of at most "
+            "63 characters, 253 in all; a port from 1 to 65535)",
+        )
+    return address
 
 
 #: what the site itself publishes at its top level: no template may name it
@@ -220,11 +239,17 @@ def _template(c: Collector, key: str, value: Any, context: dict) -> str | None:
         c.error(key, _shown(value), "a URL template string")
         return None
     value = value.strip()
-    for name in re.findall(r"\{([^{}]*)\}", value):
-        if name not in TEMPLATE_FIELDS:
+    try:  # str.format's own parser: what it takes here is what _format_url can format
+        fields = [(name, spec, conversion) for _, name, spec, conversion in _FORMAT.parse(value)]
+    except ValueError as error:
+        c.error(key, f"{value!r} ({error})", "a template whose { and } enclose a field name")
+        return None
+    for name, spec, conversion in fields:
+        if name is not None and (name not in TEMPLATE_FIELDS or spec or conversion):
+            written = name + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "")
             c.error(
                 key,
-                f"field {{{name}}} in {value!r}",
+                f"field {{{written}}} in {value!r}",
                 "only " + ", ".join(f"{{{f}}}" for f in TEMPLATE_FIELDS),
             )
             return None
@@ -291,7 +316,11 @@ def _timestamp(c: Collector, key: str, value: Any, context: dict) -> str:
         if value.tzinfo is None:
             c.error(key, _shown(value), expected)
             return fallback
-        value = value.astimezone(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        try:  # an offset can move the time out of datetime's years 1-9999
+            value = value.astimezone(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        except OverflowError:
+            c.error(key, _shown(value), "a time between years 1 and 9999 once in UTC")
+            return fallback
     elif isinstance(value, _dt.date):
         c.error(key, _shown(value), expected)
         return fallback
@@ -626,6 +655,14 @@ def read_item(
             "",
             f"repository path {_syntax_found(error)}",
             f"a repository name: {error.expected} there",
+        )
+        return None, c.problems
+    long = _long_segment(name.text)
+    if long is not None:
+        c.error(
+            "",
+            f"repository path {long}",
+            f"a repository name with {IBI_PARTS}",
         )
         return None, c.problems
     if raw is None:

@@ -31,9 +31,11 @@ __all__ = ["FileSums"]
 
 #: bumped when the file's layout changes (an older file is then ignored)
 VERSION = 1
-#: device and inode (unsigned: a file system may use all 64 bits), size, mtime_ns and
-#: ctime_ns (signed: a file may be dated before 1970)
-_IDENTITY = struct.Struct("<QQqqq")
+#: device, inode, size, mtime_ns and ctime_ns, each taken modulo 2**64: a file system may
+#: use all 64 bits of an inode, a file may be dated before 1970, and ext4 dates files up to
+#: the year 2446, whose nanoseconds do not fit 64 bits (an identity needs no more)
+_IDENTITY = struct.Struct("<QQQQQ")
+_WORD = (1 << 64) - 1
 
 
 class FileSums:
@@ -48,6 +50,8 @@ class FileSums:
         self.warnings: list[str] = []
         #: settle() saves them and lets them go (a command's build; watch keeps them)
         self.save_early = False
+        #: known sums are used; False: every file is read again (``build --full``)
+        self.trusted = True
 
     @property
     def known(self) -> dict[bytes, bytes]:
@@ -67,7 +71,7 @@ class FileSums:
             if not stat.S_ISREG(status.st_mode):
                 return None, None
             identity = _identity(status)
-            digest = self.known.get(identity)
+            digest = self.known.get(identity) if self.trusted else None
             if digest is None:
                 digest = _digest(descriptor, status.st_size)
                 if digest is None:
@@ -150,9 +154,8 @@ def _digest(descriptor: int, size: int) -> bytes | None:
 
 
 def _identity(status: os.stat_result) -> bytes:
-    return _IDENTITY.pack(
-        status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns
-    )
+    numbers = (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns)
+    return _IDENTITY.pack(*[number & _WORD for number in numbers])
 
 
 def _settled(status: os.stat_result) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import bisect
 import os
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -175,8 +175,11 @@ def load_archives(
     published: Published | None = None,
     last_archive: LastArchive | None = None,
     expect: Callable[[int], None] | None = None,
+    failed: Mapping[str, str] | None = None,
 ) -> LoadedArchives:
     """Crawl `roots` (in resolution order), then apply the storage-model checks.
+    `failed`: repository key -> why an earlier try could not render it; such an item is
+    an error, like an invalid item.yaml (its last good publication stands in for it).
 
     What the last build of the same output published, when given: `last_good(archive,
     repository key)` supplies the last valid state of an item whose descriptor is now
@@ -186,6 +189,8 @@ def load_archives(
     ibistatic.archive.crawl.crawl_archive.
     """
     result = crawl(roots, cache, progress, expect)
+    if failed:
+        _withdraw(result, failed)
     kept_archives = set()
     for archive in result.archives:
         if last_archive is not None and _keep_last_archive(archive, last_archive):
@@ -199,6 +204,27 @@ def load_archives(
                 archive.items += kept
                 archive.items.sort(key=lambda item: item.repository.parts)
     return _checked(result, site_url, published, frozenset(kept_archives))
+
+
+def _withdraw(result: CrawlResult, failed: Mapping[str, str]) -> None:
+    """The items of `failed` taken out of `result`, each with its error."""
+    for archive in result.archives:
+        items = []
+        for item in archive.items:
+            if item.key not in failed:
+                items.append(item)
+                continue
+            archive.problems.append(
+                Problem(
+                    archive.name,
+                    f"{item.repository.text}/item.yaml",
+                    "",
+                    f"an item that could not be resolved or rendered ({failed[item.key]})",
+                    "an item within archive-format.md's limits (please report this message: "
+                    "it is a gap in ibistatic's checks)",
+                )
+            )
+        archive.items = items
 
 
 def _checked(

@@ -16,6 +16,7 @@ what was found and what was expected (archive-format.md, "Limits"):
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import stat
@@ -96,7 +97,12 @@ def parse_descriptor(data: bytes) -> Any:
     if _nesting_bound(text) > MAX_NESTING:
         _check_nesting(text)
     try:
-        return yaml.load(text, Loader=_Loader)
+        loader = _Loader(text)
+        try:
+            loader.anchored = "&" in text  # no alias without an anchor: nothing to bound
+            return loader.get_single_data()
+        finally:
+            loader.dispose()
     except yaml.YAMLError as error:
         raise DescriptorError(_yaml_message(error)) from None
     except (
@@ -182,9 +188,54 @@ def _short(text: str) -> str:
 _STR = "tag:yaml.org,2002:str"
 
 
+def _expanded_size(root: yaml.Node) -> float:
+    """How many characters and nodes the document would hold with every alias written
+    out: an alias is its anchor's node again, so a few aliases of aliases make a small
+    graph whose expansion is exponential, and a node inside itself (``&r [*r]``) an
+    infinite one.  Each node is counted once (memoized), without recursion."""
+    sizes: dict[int, float] = {}
+    entered: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack[-1]
+        if isinstance(node, yaml.ScalarNode):
+            sizes[id(node)] = 1 + len(node.value)
+            stack.pop()
+            continue
+        children = [
+            child
+            for entry in node.value
+            for child in (entry if isinstance(entry, tuple) else (entry,))
+        ]
+        if id(node) not in entered:
+            entered.add(id(node))
+            for child in children:
+                if id(child) in entered and id(child) not in sizes:
+                    return math.inf  # a node inside itself
+                if id(child) not in sizes:
+                    stack.append(child)
+            continue
+        stack.pop()
+        if id(node) not in sizes:
+            sizes[id(node)] = 1 + sum(sizes[id(child)] for child in children)
+    return sizes[id(root)]
+
+
 class _Loader(_BaseLoader):
     """The safe loader, with located errors for what it would raise without a place
-    (ValueError, KeyError) and for duplicate keys (which it silently merges)."""
+    (ValueError, KeyError) and for duplicate keys (which it silently merges), and a bound
+    on what aliases expand to."""
+
+    anchored = True  # the text may hold anchors (parse_descriptor knows better)
+
+    def construct_document(self, node):
+        if self.anchored and _expanded_size(node) > MAX_DESCRIPTOR_BYTES:
+            raise DescriptorError(
+                f"aliases that expand to over {MAX_DESCRIPTOR_BYTES:,} characters",
+                f"a descriptor of at most {MAX_DESCRIPTOR_BYTES:,} characters with every alias "
+                "written out (archive-format.md, Limits)",
+            )
+        return super().construct_document(node)
 
     def construct_object(self, node, deep=False):
         # a string (most of a descriptor's keys and values) is its node's text: the

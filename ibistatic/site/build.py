@@ -35,7 +35,7 @@ from ..store.store import Store
 from . import outputs, pages
 from .facts import carried_digests, fold_facts
 from .hosts.checks import published_tree_warnings
-from .item_phase import render_items
+from .item_phase import ItemsFailed, render_items
 from .outputs import SiteContext
 from .plan import Plan, last_published, nothing_to_do, plan_build
 from .site_phase import early_outputs, render_site
@@ -43,6 +43,10 @@ from .state import State, fingerprint, load_state, save_state
 from .unchanged import forget_stamp, save_stamp, unchanged_report
 
 __all__ = ["BuildReport", "Publisher", "build_site", "publish"]
+
+#: how often a build is tried when items fail to render: without them (their last good
+#: publication instead), then without those last good publications that failed too
+RENDER_TRIES = 3
 
 
 @dataclass
@@ -227,6 +231,10 @@ class Publisher:
         self.state: State | None = None
         self._state_path = config.cache_dir / "site-state.pickle"
         self._loaded: LoadedArchives | None = None  # the last crawl, for targeted re-reads
+        #: repository key -> why this build's last try could not render it, and those
+        #: whose last good publication failed too (left out)
+        self._failed: dict[str, str] = {}
+        self._withdrawn: set[str] = set()
         #: write the state file after every build; watch keeps it in memory and saves on stop
         self.persist = True
         self._warnings: list[str] = []  # about the state file, for the next report
@@ -237,12 +245,21 @@ class Publisher:
         `changed_paths` (watch mode): the files and folders that changed since the last
         build of this Publisher; only the repositories they name are read again.
         """
+        self._failed.clear()
         with forked.using_jobs(self.config.jobs), collector.bulk():
+            for _ in range(RENDER_TRIES - 1):
+                try:
+                    return self._build(full, changed_paths)
+                except ItemsFailed as failure:  # again without them (load_archives)
+                    self._withdrawn.update(self._failed.keys() & failure.failed.keys())
+                    self._failed.update(failure.failed)
             return self._build(full, changed_paths)
 
     def _build(self, full: bool, changed_paths: set[str] | None) -> BuildReport:
         started = time.perf_counter()
         check_output(self.config)
+        # a full build reads every descriptor and file again, whatever the caches say
+        self.cache.trusted = self.file_sums.trusted = not full
         loaded = self._load(full, changed_paths)
         # saved now (beside the build when large), the crawl cache and file sums leave
         # memory for the rest of the build (at 100k, tens of MB in every worker); watch
@@ -296,13 +313,13 @@ class Publisher:
         last crawl is at hand, else all of them (the crawl cache skips unchanged ones)."""
         previous = self._previous_state(whole=not full)
         keep = self.keep_last_good and previous is not None
-        last_good = partial(_last_good, previous) if keep else None
-        last_archive = partial(_last_archive, previous) if keep else None
+        last_good = partial(previous.last_good, self._withdrawn) if keep else None
+        last_archive = previous.last_archive if keep else None
         # a newcomer never takes an IBI this output published (ibistatic.core.storage)
         published = last_published(previous.items) if previous is not None else None
         self.progress.phase("crawling archives")
         loaded = None
-        if changed_paths is not None and not full and self._loaded is not None:
+        if changed_paths is not None and not full and self._loaded is not None and not self._failed:
             # None when a path needs a whole crawl (an archive.yaml, a path outside every archive)
             loaded = reload_repositories(
                 self._loaded, changed_paths, self.cache, last_good, published
@@ -317,6 +334,7 @@ class Publisher:
                 last_good=last_good,
                 published=published,
                 last_archive=last_archive,
+                failed=self._failed,
             )
         self._loaded = loaded
         return loaded
@@ -364,18 +382,3 @@ class Publisher:
     def _warn(self, warning: str | None) -> None:
         if warning is not None:
             self._warnings.append(warning)
-
-
-def _last_archive(state: State, name: str):
-    """The ArchiveInfo and items the last build published of Archive `name`, or None."""
-    info = next((info for info in state.infos if info.name == name), None)
-    if info is None:
-        return None
-    return info, [item for held in state.items.values() for item, _ in held if item.archive == name]
-
-
-def _last_good(state: State, archive: str, key: str):
-    for item, _ in state.items.get(key, ()):
-        if item.archive == archive:
-            return item
-    return None

@@ -39,9 +39,11 @@ class Facts:
         default_factory=dict
     )  # repository key -> its file-list/metadata pages
     file_sums: dict[bytes, bytes] = field(default_factory=dict)  # archive.filesums, seen
+    #: repository key -> why resolving or rendering it failed (site.item_phase)
+    failed: dict[str, str] = field(default_factory=dict)
 
     def merge(self, part: Facts) -> None:
-        for name in ("published", "answers", "records", "item_files", "file_sums"):
+        for name in ("published", "answers", "records", "item_files", "file_sums", "failed"):
             getattr(self, name).update(getattr(part, name))
 
 

@@ -10,9 +10,11 @@ chunk, not of all its items.
 
 from __future__ import annotations
 
+import errno
 from collections.abc import Callable, Iterator
 from functools import partial
 
+from ..errors import PublishError, failure
 from ..store.files import Files
 from ..store.store import Store
 from ..targets import page_targets
@@ -23,7 +25,17 @@ from .plan import Plan
 from .record import ItemUrls
 from .site_phase import put_checked
 
-__all__ = ["CHUNK_KEYS", "render_items"]
+__all__ = ["CHUNK_KEYS", "ItemsFailed", "render_items"]
+
+
+class ItemsFailed(PublishError):
+    """Items whose resolving or rendering failed (repository key -> why): the build is
+    done again without them (site.build.Publisher), so they cost only themselves."""
+
+    def __init__(self, failed: dict[str, str]) -> None:
+        shown = ", ".join(sorted(failed)[:5]) + (" ..." if len(failed) > 5 else "")
+        super().__init__(f"{len(failed):,} item(s) could not be rendered: {shown}")
+        self.failed = failed
 
 
 def render_items(
@@ -39,6 +51,8 @@ def render_items(
     for part in store.render(plan.rendered(), work, progress, begun):
         facts.merge(part)
         del part  # before the next is read: one part at a time in memory
+    if facts.failed:
+        raise ItemsFailed(facts.failed)
     site.file_sums.keep(facts.file_sums, whole=plan.full)
     facts.file_sums = {}  # kept there (or saved and let go): not held to the build's end
     site.file_sums.settle()
@@ -57,9 +71,39 @@ def _render_share(
     facts a chunk at a time (a forked worker sends each to the parent and lets go of it)."""
     for start in range(0, len(keys), CHUNK_KEYS):
         chunk = keys[start : start + CHUNK_KEYS]
-        facts = _render_chunk(config, site, loaded, plan, chunk, files, tick)
+        try:
+            facts = _render_chunk(config, site, loaded, plan, chunk, files, tick)
+        except Exception as error:  # noqa: BLE001 - found again item by item
+            if not _items_own(error):
+                raise
+            facts = _render_one_by_one(config, site, loaded, plan, chunk, files)
         facts.file_sums = site.file_sums.take_seen()  # a forked worker's go with its facts
         yield facts
+
+
+def _render_one_by_one(config, site, loaded, plan: Plan, keys: list[str], files: Files) -> Facts:
+    """The facts of `keys` rendered one at a time, with the failures named: the build
+    (site.build.Publisher) then publishes those items as their last good publication,
+    or leaves them out.  Only a chunk that failed comes here."""
+    facts = Facts()
+    for key in keys:
+        try:
+            facts.merge(_render_chunk(config, site, loaded, plan, [key], files, lambda: None))
+        except Exception as error:  # noqa: BLE001 - one item's failure is its own
+            if not _items_own(error):
+                raise
+            facts.failed[key] = failure(error)
+    return facts
+
+
+#: what writing a file can fail with because of the name an item gave it
+_NAME_ERRORS = frozenset({errno.ENAMETOOLONG, errno.EINVAL, errno.EILSEQ})
+
+
+def _items_own(error: Exception) -> bool:
+    """Whether `error` may be an item's own failure: anything but a failure of the output
+    (a full disk, a read-only folder), which is the build's."""
+    return not isinstance(error, OSError) or error.errno in _NAME_ERRORS
 
 
 def _render_chunk(config, site, loaded, plan: Plan, keys: list[str], files: Files, tick) -> Facts:

@@ -79,6 +79,21 @@ class State:
         fingerprint): what is kept of an Archive whose archive.yaml breaks later."""
         return self.fingerprint[4]
 
+    def last_archive(self, name: str):
+        """The ArchiveInfo and items this build published of Archive `name`, or None."""
+        info = next((info for info in self.infos if info.name == name), None)
+        if info is None:
+            return None
+        held = self.items.values()
+        return info, [item for holding in held for item, _ in holding if item.archive == name]
+
+    def last_good(self, withdrawn: set[str], archive: str, key: str):
+        """The item this build published for repository `key` of `archive`, or None (also
+        for the keys `withdrawn`: their last good publication failed to render too)."""
+        if key in withdrawn:
+            return None
+        return next((item for item, _ in self.items.get(key, ()) if item.archive == archive), None)
+
     def publication(self) -> Publication:
         return Publication(self.generation, self.spare, self.behind)
 

@@ -74,6 +74,13 @@ BAD_VALUES: dict[str, list[tuple[str, str, str]]] = {
         ),
         ("space", "'8JMKD3MGP8W /35MME4E'", "'8JMKD3MGP8W /35MME4E'"),
         ("boolean", "false", "false (a boolean)"),
+        (
+            "segment-over-a-file-name",
+            "8JMKD3MGP8W/" + "3" * 5000,
+            f"'{'3' * 20}'... (5,000 characters between '/'); expected an IBI (repository name "
+            "or IBIp) with at most 255 bytes between '/' and 160 after the last (each part names "
+            "a file of the site)",
+        ),
     ],
     "content-type": [
         ("lower-case", "data", "'data'"),
@@ -92,6 +99,17 @@ BAD_VALUES: dict[str, list[tuple[str, str, str]]] = {
         ("exponent-without-dot", "1e999", "'1e999'"),
         ("list", "[2009]", "a list"),
         ("no-z", "'2009-07-21T13:23:45'", "'2009-07-21T13:23:45'"),
+        # an offset moving the time out of datetime's years (UTC conversion overflows)
+        (
+            "offset-before-year-1",
+            "0001-01-01T00:00:00+01:00",
+            "'0001-01-01 00:00:00+01:00' (a time); expected a time between years 1 and 9999",
+        ),
+        (
+            "offset-after-year-9999",
+            "9999-12-31T23:30:00-01:00",
+            "'9999-12-31 23:30:00-01:00' (a time); expected a time between years 1 and 9999",
+        ),
     ],
     "target": [
         ("missing-file", "missing.pdf", "'missing.pdf', which is not in doc/"),
@@ -129,6 +147,11 @@ BAD_VALUES: dict[str, list[tuple[str, str, str]]] = {
         ("words", "not an ibi", "'not an ibi'"),
         ("list", "[x]", "a list"),
         ("itself", BAD, repr(BAD)),
+        (
+            "segment-over-a-file-name",
+            "sid.inpe.br/" + "m" * 256 + "/2009/07.21.13.23",
+            f"'{'m' * 20}'... (256 characters between '/')",
+        ),
     ],
     "metadata": [
         ("number", "5", "5 (a number)"),
@@ -205,6 +228,10 @@ BILLION_LAUGHS = (
     + "state: Original\n"
 )
 
+ALIASES = (
+    "aliases that expand to over 1,048,576 characters; expected a descriptor of at most "
+    "1,048,576 characters with every alias written out (archive-format.md, Limits)"
+)
 ITEM_YAML = [
     (
         "impossible-unquoted-date",
@@ -344,12 +371,22 @@ ITEM_YAML = [
     (
         "billion-laughs-state",
         BILLION_LAUGHS.replace("state: Original\n", "state: *i\n"),
-        f"{ITEM}state: a list",
+        f"{ITEM}{ALIASES}",
     ),
     (
         "billion-laughs-dublin-core",
         BILLION_LAUGHS + "dublin-core: {title: *i}\n",
-        f"{ITEM}dublin-core.title: a list",
+        f"{ITEM}{ALIASES}",
+    ),
+    (
+        # 5,000 aliases of a 100 kB string: 500 MB of title, once written into pages
+        "aliases-of-a-long-string",
+        "state: Original\nx: &x '"
+        + "y" * 100_000
+        + "'\ndublin-core: {title: ["
+        + ", ".join(["*x"] * 5000)
+        + "]}\n",
+        f"{ITEM}{ALIASES}",
     ),
     (
         "key-with-newline",
@@ -529,6 +566,7 @@ def _item_cases():
         ("crlf", b"state: Original\r\n"),
         ("merge-key", b"base: &b {state: Original}\n<<: *b\n"),
         ("anchors", b"state: &s Original\n"),
+        ("aliases", b"state: Original\nx: &x a title\ndublin-core: {title: *x, subject: *x}\n"),
         ("document-markers", b"---\nstate: Original\n...\n"),
         ("quoted-date", b"state: Original\ntimestamp: '2009-07-21T13:23:45Z'\n"),
         ("leap-day", b"state: Original\ntimestamp: 2008-02-29T10:00:00Z\n"),
@@ -629,7 +667,55 @@ TEMPLATES = [
     ("list-javascript", "file-list-url", "'javascript:alert(1)'", START),
     ("list-protocol-relative", "file-list-url", "'//evil.example/{repository}'", START),
 ]
+#: templates that str.format itself refuses or would run (name, key, value, found)
+FORMAT_TEMPLATES = [
+    (
+        "lone-close-brace",
+        "file-url",
+        "'https://x.org/{repository}/}'",
+        "'https://x.org/{repository}/}' (Single '}' encountered in format string)",
+    ),
+    (
+        "lone-open-brace",
+        "file-list-url",
+        "'{site}files/{repository}/{'",
+        "'{site}files/{repository}/{' (Single '{' encountered in format string)",
+    ),
+    (
+        "format-spec",
+        "file-url",
+        "'https://x.org/{repository:>99999999999}/{path}'",
+        "field {repository:>99999999999} in 'https://x.org/{repository:>99999999999}/{path}'",
+    ),
+    (
+        "conversion",
+        "file-url",
+        "'https://x.org/{path!r}'",
+        "field {path!r} in 'https://x.org/{path!r}'",
+    ),
+    ("attribute", "file-url", "'https://x.org/{path.__class__}'", "field {path.__class__} in "),
+    ("positional", "file-url", "'https://x.org/{0}'", "field {0} in "),
+]
+HOST = "expected a host name or IP, optionally ':port' (DNS's and TCP's limits"
 ARCHIVE_VALUES = [
+    (
+        "address-port-over-65535",
+        "",
+        f"error: mtc-m16c: archive.yaml: address: 'x.org:99999'; {HOST}",
+        "address: x.org:99999\nservice-ibi: sid.inpe.br/mtc-m18@80/2008/03.17.15.17\n",
+    ),
+    (
+        "address-port-0",
+        "",
+        f"error: mtc-m16c: archive.yaml: address: 'x.org:0'; {HOST}",
+        "address: x.org:0\nservice-ibi: sid.inpe.br/mtc-m18@80/2008/03.17.15.17\n",
+    ),
+    (
+        "address-label-over-63",
+        "",
+        f"error: mtc-m16c: archive.yaml: address: '{'a' * 64}.org'; {HOST}",
+        f"address: {'a' * 64}.org\nservice-ibi: sid.inpe.br/mtc-m18@80/2008/03.17.15.17\n",
+    ),
     (
         "address-missing",
         "",
@@ -748,6 +834,14 @@ def _archive_cases():
             f"archive-template-{name}",
             1,
             printable(f"{ARCHIVE}{key}: {shown}, {why}; expected an http(s) URL"),
+            archive=_archive(f"{key}: {value}\n"),
+            archive_out=True,
+        )
+    for name, key, value, found in FORMAT_TEMPLATES:
+        yield Case(
+            f"archive-template-{name}",
+            1,
+            f"{ARCHIVE}{key}: {found}",
             archive=_archive(f"{key}: {value}\n"),
             archive_out=True,
         )
@@ -956,7 +1050,30 @@ def _unreadable(name: str):
 
 W = "warning: mtc-m16c: "
 E = "error: mtc-m16c: "
+
+
+def _dated(name: str, seconds: int, extra_item: str = ""):
+    """`name` (in BAD's folder) dated `seconds` after 1970 (ext4 clamps to 1901-2446)."""
+
+    def make(root, bad, tmp):
+        if extra_item:
+            (bad / "item.yaml").write_text(extra_item, encoding="utf-8")
+        os.utime(bad / name, (seconds, seconds))
+
+    return make
+
+
 TREE = [
+    # file times beyond what 64-bit nanoseconds hold (year 2262) or before 1970
+    ("doc-file-dated-2446", 0, "published ", _dated("doc/report.txt", 2**40)),
+    ("doc-file-dated-1901", 0, "published ", _dated("doc/report.txt", -(2**40))),
+    ("doc-file-dated-2262", 0, "published ", _dated("doc/report.txt", 9_223_372_037)),
+    (
+        "deleted-item-dated-2446",
+        0,
+        "published ",
+        _dated("item.yaml", 2**40, "state: Deleted\nreason: withdrawn\n"),
+    ),
     # (name, exit, message, tree step, text stderr must not hold)
     (
         "item-yaml-link-out",
@@ -1328,7 +1445,61 @@ def _tree_cases():
 # --- ibistatic.yaml -----------------------------------------------------------------------------
 
 GOOD_CONFIG = "site-url: https://ibi.example.org/\narchives: [mtc-m16c, mtc-m16d]\noutput: site\n"
+SITE_URL_EXPECTED = "expected an absolute http(s) URL such as https://ibi.example.org/"
+FOLDER = "expected a folder of at most 2,048 bytes, 240 a name"
 CONFIGS = [
+    # values at the edges of what their later uses take (ports, DNS, file names, modifiers)
+    (
+        "site-url-port-over-65535",
+        GOOD_CONFIG.replace("ibi.example.org/", "ibi.example.org:99999/"),
+        f"{{config}}: site-url: found 'https://ibi.example.org:99999/'; {SITE_URL_EXPECTED}",
+    ),
+    (
+        "site-url-label-over-63",
+        GOOD_CONFIG.replace("ibi.example.org/", "a" * 64 + ".org/"),
+        "{config}: site-url: found 'https://" + "a" * 64,
+    ),
+    (
+        "site-url-bad-escape",
+        GOOD_CONFIG.replace("ibi.example.org/", "ibi.example.org/%zz/"),
+        f"{{config}}: site-url: found 'https://ibi.example.org/%zz/'; {SITE_URL_EXPECTED}",
+    ),
+    (
+        "output-name-over-240-bytes",
+        GOOD_CONFIG.replace("output: site", "output: " + "o" * 300),
+        "{config}: output: found '" + "o" * 79 + "..., a name of 300 bytes",
+    ),
+    (
+        "output-path-over-2048-bytes",
+        GOOD_CONFIG.replace("output: site", "output: " + "/o" * 1100),
+        "{config}: output: found '" + "/o" * 39 + "/..., a path of 2,200 bytes; " + FOLDER,
+    ),
+    (
+        "archive-name-over-240-bytes",
+        GOOD_CONFIG.replace("mtc-m16d]", "m" * 250 + "]"),
+        "{config}: archives: found '" + "m" * 79 + "..., a name of 250 bytes",
+    ),
+    (
+        "cache-name-over-240-bytes",
+        GOOD_CONFIG + "cache: " + "c" * 241 + "\n",
+        "{config}: cache: found '" + "c" * 79 + "..., a name of 241 bytes",
+    ),
+    (
+        "modifier-broken",
+        GOOD_CONFIG + "modifiers: ['!', '+(']\n",
+        "{config}: modifiers[1]: found '+(' (end of input at character 3); expected a modifier "
+        "of Table 6.1",
+    ),
+    (
+        "modifier-not-of-table-6-1",
+        GOOD_CONFIG + "modifiers: ['!!']\n",
+        "{config}: modifiers[0]: found '!!' ('!' at character 2)",
+    ),
+    (
+        "time-for-text",
+        GOOD_CONFIG + "institution: 0001-01-01T00:00:00+01:00\n",
+        "{config}: institution: found '0001-01-01 00:00:00+01:00' (a time); expected a text",
+    ),
     ("empty", "", "{config}: expected a mapping with site-url and archives"),
     ("list", "- a\n", "{config}: expected a mapping with site-url and archives"),
     ("text", "hello\n", "{config}: expected a mapping with site-url and archives"),
