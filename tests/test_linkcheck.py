@@ -24,6 +24,8 @@ from ibistatic.linkcheck import (
 
 TIMEOUT = 0.5  # what the checker waits; the slow page answers after SLOW seconds
 SLOW = 3.0
+#: the servers here are on loopback, which the checker reaches only when told to
+LOOPBACK = ("127.0.0.0/8",)
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -126,7 +128,7 @@ def test_broken_targets_are_reported_in_csv_html_and_exit_1(tmp_path, server, ca
     out_csv, out_html = tmp_path / "broken.csv", tmp_path / "broken.html"
     code = main(
         ["linkcheck", "--site", str(site), "--timeout", str(TIMEOUT), "--per-host-rate", "100",
-         "--csv", str(out_csv), "--html", str(out_html)]
+         "--allow-private", "--csv", str(out_csv), "--html", str(out_html)]
     )  # fmt: skip
     assert code == 1
     rows = list(csv.reader(io.StringIO(out_csv.read_text(encoding="utf-8"))))
@@ -160,7 +162,8 @@ def test_broken_targets_are_reported_in_csv_html_and_exit_1(tmp_path, server, ca
 
 def test_the_checker_says_who_asks_and_falls_back_to_get(tmp_path, server):
     site = make_site(tmp_path, server, files=["nohead.pdf", "moved.pdf"])
-    assert main(["linkcheck", "--site", str(site), "--quiet", "--per-host-rate", "100"]) == 0
+    argv = ["linkcheck", "--site", str(site), "--quiet", "--per-host-rate", "100"]
+    assert main([*argv, "--allow-private"]) == 0
     asked = [(method, path.rsplit("/", 1)[-1]) for _, method, path, _ in server.seen]
     assert sorted(asked) == [
         ("GET", "nohead.pdf"),  # HEAD refused (405): asked again with GET
@@ -175,7 +178,7 @@ def test_no_broken_target_exits_0_and_says_so(tmp_path, server, capsys):
     site = make_site(tmp_path, server, files=["ok.pdf", "moved.pdf"])
     out_html, out_csv = tmp_path / "report.html", tmp_path / "report.csv"
     argv = ["linkcheck", "--site", str(site), "--html", str(out_html), "--csv", str(out_csv)]
-    assert main(argv) == 0
+    assert main([*argv, "--allow-private"]) == 0
     out, err = capsys.readouterr()
     assert out == ""
     assert "checked 2 target URLs of 2 items on 1 host: 0 broken (the target of 0 items)" in err
@@ -184,7 +187,7 @@ def test_no_broken_target_exits_0_and_says_so(tmp_path, server, capsys):
 
 
 def test_redirects_without_end_stop_at_the_limit(server):
-    settings = Settings(max_redirects=5, per_host_rate=1000)
+    settings = Settings(max_redirects=5, per_host_rate=1000, allow_private=LOOPBACK)
     outcome = check_url(f"{base_url(server)}/grow.pdf", settings, HostPacer(1000))
     assert outcome.broken and outcome.status is None
     assert outcome.reason == "more than 5 redirects"
@@ -197,7 +200,7 @@ def test_a_closed_port_is_refused_and_an_unknown_host_named(server):
     with socket.socket() as probe:  # a port nobody listens on
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    settings = Settings(timeout=2)
+    settings = Settings(timeout=2, allow_private=LOOPBACK)
     closed = check_url(f"http://127.0.0.1:{port}/x", settings, HostPacer(100))
     assert (closed.status, closed.reason) == (None, "connection refused")
     unknown = check_url("http://no-such-host.invalid/x", settings, HostPacer(100))
@@ -213,7 +216,9 @@ def test_requests_to_one_host_are_paced(server):
         for i, url in enumerate(urls)
     ]
     targets.append(Target(urls[0], "example.org/ibi/2020/01.01.00.99", None, "b"))
-    report = check_targets(targets, Settings(concurrency=6, per_host_rate=10))
+    report = check_targets(
+        targets, Settings(concurrency=6, per_host_rate=10, allow_private=LOOPBACK)
+    )
     times = sorted(moment for moment, *_ in server.seen)
     assert len(times) == 6
     gaps = [later - earlier for earlier, later in zip(times, times[1:])]
@@ -265,7 +270,7 @@ def test_no_built_site_exits_2(tmp_path, monkeypatch, capsys):
 def test_an_unwritable_report_exits_2(tmp_path, server, capsys):
     site = make_site(tmp_path, server, files=["ok.pdf"])
     report = tmp_path / "no-such-folder" / "r.csv"
-    assert main(["linkcheck", "--site", str(site), "--csv", str(report)]) == 2
+    assert main(["linkcheck", "--site", str(site), "--allow-private", "--csv", str(report)]) == 2
     assert (
         f"{report}: cannot write the report (No such file or directory)" in capsys.readouterr().err
     )

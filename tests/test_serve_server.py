@@ -186,12 +186,6 @@ MALFORMED = [
         b"expected '%' and two hexadecimal digits\n",
     ),
     (
-        b"GET /%ff%fe HTTP/1.1\r\nHost: x\r\n\r\n",
-        400,
-        b"bad request: the path is not UTF-8 once percent-decoded (byte 0xff at decoded "
-        b"position 1): expected percent-encoded UTF-8\n",
-    ),
-    (
         b"GET /sid.inpe.br/mtc-m18@80/2008/03.17.15.17?servicesubject=urlRequest&a&&b HTTP/1.1\r\n\r\n",
         400,
         None,  # the Archive service's own message (us-ascii): checked below
@@ -223,7 +217,6 @@ MALFORMED_IDS = [
     "header-without-colon",
     "control-in-header",
     "bad-percent",
-    "not-utf8",
     "bad-service-query",
     "long-target",
     "many-headers",

@@ -1,6 +1,6 @@
 """``ibistatic linkcheck [--config FILE | --site DIR] [--concurrency N] [--per-host-rate R]
-[--timeout S] [--csv FILE] [--html FILE]``: check the target of every published item
-(docs/cli/linkcheck.md).
+[--timeout S] [--allow-private [NETWORK]] [--csv FILE] [--html FILE]``: check the target of
+every published item (docs/cli/linkcheck.md).
 
 Exit codes: 0 no target is broken, 1 some target is broken, 2 bad usage (an option out of
 range, no built site).
@@ -25,6 +25,19 @@ def _positive(kind, what: str):
         return value
 
     return parse
+
+
+def _network(text: str) -> str:
+    import ipaddress
+
+    if text == "all":  # what --allow-private alone gives (argparse passes it here too)
+        return text
+    try:
+        return str(ipaddress.ip_network(text, strict=False))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: expected an address or a network, such as 10.1.0.0/16"
+        ) from None
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -66,7 +79,20 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         type=_positive(float, "seconds, more than 0"),
         default=default.timeout,
         metavar="S",
-        help=f"seconds to wait for a connection or an answer (default: {default.timeout:g})",
+        help="seconds for one whole check: the connections, answers and redirects of one "
+        f"target URL together (default: {default.timeout:g})",
+    )
+    parser.add_argument(
+        "--allow-private",
+        type=_network,
+        action="append",
+        nargs="?",
+        const="all",
+        default=[],
+        metavar="NETWORK",
+        help="also check targets on internal addresses (loopback, private, link-local), all of "
+        "them or those in NETWORK (e.g. 10.1.0.0/16); may be repeated. Without it they are "
+        "reported as not checked",
     )
     parser.add_argument("--csv", metavar="FILE", help="write the broken targets as CSV")
     parser.add_argument("--html", metavar="FILE", help="write the broken targets as an HTML page")
@@ -77,14 +103,20 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def run(args) -> int:
     from ..errors import UsageError, printable
     from ..index.reader import IndexUnavailable, find_index_dir
-    from ..linkcheck import Settings, check_targets, published_targets
+    from ..linkcheck import EVERY_ADDRESS, Settings, check_targets, published_targets
     from ..progress import Progress
 
     try:
         index_dir = find_index_dir(args.site or _configured_output(args.config))
     except IndexUnavailable as error:
         raise UsageError(str(error)) from None
-    settings = Settings(args.concurrency, args.per_host_rate, args.timeout)
+    allowed = tuple(args.allow_private)
+    settings = Settings(
+        args.concurrency,
+        args.per_host_rate,
+        args.timeout,
+        allow_private=EVERY_ADDRESS if "all" in allowed else allowed,
+    )
     targets = published_targets(index_dir)
     progress = Progress(enabled=False if args.quiet else None)
     progress.phase("checking targets", len({t.url for t in targets}), unit="URL")

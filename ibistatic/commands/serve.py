@@ -46,6 +46,22 @@ def add_parser(subparsers) -> None:
         help=f"close an idle kept-alive connection after this time (default: {Limits.keep_alive:g})",
     )
     parser.add_argument(
+        "--send-timeout",
+        type=_seconds,
+        default=Limits.send_timeout,
+        metavar="SECONDS",
+        help="drop a client that reads nothing of an answer for this time "
+        f"(default: {Limits.send_timeout:g})",
+    )
+    parser.add_argument(
+        "--client-connections",
+        type=_connections,
+        default=Limits.max_client_connections,
+        metavar="N",
+        help="connections one client address (IPv6: its /64) may hold at once, per worker; "
+        "more get 503 (default: %(default)s; 0: no limit, e.g. behind a proxy that limits)",
+    )
+    parser.add_argument(
         "--workers",
         type=_workers,
         default=1,
@@ -76,6 +92,16 @@ def _seconds(text: str) -> float:
             f"{text!r}: expected seconds, more than 0 and at most 3600"
         )
     return value
+
+
+def _connections(text: str) -> int | None:
+    import argparse
+
+    if not text.isdigit() or int(text) > 1_000_000:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: expected a number of connections, 0 (no limit) to 1000000"
+        )
+    return int(text) or None
 
 
 def _workers(text: str) -> int:
@@ -116,7 +142,12 @@ def run(args) -> int:
         side.on_started(host, port)
 
     try:
-        limits = Limits(head_timeout=args.head_timeout, keep_alive=args.keep_alive)
+        limits = Limits(
+            head_timeout=args.head_timeout,
+            keep_alive=args.keep_alive,
+            send_timeout=args.send_timeout,
+            max_client_connections=args.client_connections,
+        )
         run_server(
             app,
             args.bind,

@@ -26,7 +26,9 @@ is (a DOI; an IBI followed by a catalog's series code, ``...07.20.15.45-NTC``).
 
 from __future__ import annotations
 
+import itertools
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from urllib.parse import quote, urlsplit
 
@@ -75,7 +77,15 @@ SERIES_CODE = re.compile(r"-[A-Za-z]{2,5}(?![A-Za-z0-9])")
 
 # scheme "://" authority (RFC 3986 §3.1, §3.2): where a base URL ends.
 SCHEME_AUTHORITY = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/?#\s]*")
-PATH_CHARACTER = re.compile(PATH_CHARACTER_CLASS)
+PATH_CHARACTERS = re.compile(PATH_CHARACTER_CLASS + "*")
+# Where the hints of an error look for an IBI: after a "/" (a word before the IBI), or
+# after ":", "<" or a space (a citation), where a letter or digit follows.
+_AFTER_SLASH = re.compile(r"/(?=[A-Za-z0-9])")
+_AFTER_MARK = re.compile(r"[:< ](?=[A-Za-z0-9])")
+#: how many places the hints of an error try an IBI at.  Each failed try costs time
+#: linear in the whole text (its error carries the text), so trying every ``/`` or ``:``
+#: of a long text made one bad URL quadratic; a fixed number keeps every error linear.
+MAX_IBI_TRIES = 4
 
 
 def base_path(site_url: str) -> str:
@@ -130,7 +140,10 @@ def parse_persistent_url(url: str, base: str | None = None) -> PersistentUrl:
     except IbiSyntaxError as error:
         if error.hint:
             raise
-        raise IbiSyntaxError(url, error.position, error.expected, error.what, hint(url)) from None
+        # What failed once is not tried again: without a base, the whole URL; the IBI
+        # where it was looked for.
+        text = _hint(url, base is not None, getattr(error, "ibi_start", None))
+        raise IbiSyntaxError(url, error.position, error.expected, error.what, text) from None
 
 
 def _parse(url: str, base: str | None) -> PersistentUrl:
@@ -206,7 +219,9 @@ def _ibi(url: str, start: int) -> tuple[Ibi, int]:
     except IbiSyntaxError as error:
         later = _later_ibi(url, start)
         if later is None:
-            raise IbiSyntaxError(url, error.position, error.expected, WHAT) from None
+            failure = IbiSyntaxError(url, error.position, error.expected, WHAT)
+            failure.ibi_start = start  # where the hints need not try again
+            raise failure from None
         shapes = ", ".join(SHAPES + (ARCHIVE_FILES,))
         raise IbiSyntaxError(
             url,
@@ -218,14 +233,17 @@ def _ibi(url: str, start: int) -> tuple[Ibi, int]:
 
 
 def _later_ibi(url: str, start: int) -> tuple[int, Ibi] | None:
-    """The first IBI that begins after a ``/`` of the path after *start*."""
-    path = url[start:].split("?", 1)[0]
-    for offset, char in enumerate(path):
-        if char == "/":
-            try:
-                return start + offset + 1, match_ibi(url, start + offset + 1)[0]
-            except IbiSyntaxError:
-                continue
+    """The first IBI that begins after a ``/`` of the path after *start* (among the first
+    :data:`MAX_IBI_TRIES` places where one may begin)."""
+    end = url.find("?", start)
+    places = (
+        found.end() for found in _AFTER_SLASH.finditer(url, start, len(url) if end < 0 else end)
+    )
+    for place in itertools.islice(places, MAX_IBI_TRIES):
+        try:
+            return place, match_ibi(url, place)[0]
+        except IbiSyntaxError:
+            continue
     return None
 
 
@@ -234,12 +252,10 @@ def _path_absolute(url: str, start: int) -> tuple[str, int]:
     without its leading ``/``, and the index after the path."""
     if not url.startswith("/", start):
         return "", start
-    end = start
-    while end < len(url) and url[end] != "?":
-        if not PATH_CHARACTER.fullmatch(url[end]):
-            expected = "a path character or '?' (spaces and non-ASCII are written %hh)"
-            raise IbiSyntaxError(url, end, expected, WHAT)
-        end += 1
+    end = PATH_CHARACTERS.match(url, start).end()
+    if end < len(url) and url[end] != "?":
+        expected = "a path character or '?' (spaces and non-ASCII are written %hh)"
+        raise IbiSyntaxError(url, end, expected, WHAT)
     path, positions = decode_percent(url, start + 1, end, WHAT)
     _check_file_path(url, path, positions)
     return path, end
@@ -260,12 +276,18 @@ def _check_file_path(url: str, path: str, positions: tuple[int, ...]) -> None:
 
 def hint(text: str) -> str:
     """What *text*, which is no IBI or persistent URL, probably is; ``""`` if nothing
-    comes to mind.  Only called on the way to an error, so it may take its time."""
+    comes to mind.  Only called on the way to an error; its time is still linear in the
+    length of *text* (a server calls it on what any client sends)."""
+    return _hint(text, True, None)
+
+
+def _hint(text: str, reparse: bool, tried: int | None) -> str:
     doi = DOI.fullmatch(text.strip())
     if doi is not None:
         return f"{doi['doi']} is a DOI, not an IBI: it resolves at https://doi.org/{doi['doi']}"
     found = []
-    for start in _ibi_starts(text):
+    starts = (start for start in _ibi_starts(text) if start != tried)
+    for start in itertools.islice(starts, MAX_IBI_TRIES):
         try:
             ibi, end = match_ibi(text, start)
         except IbiSyntaxError:
@@ -279,6 +301,8 @@ def hint(text: str) -> str:
         found.append(ibi.text)
     if found and found[0] != text.strip():
         return f"the IBI in it is {found[0]}"
+    if not reparse:
+        return ""
     try:
         named = _parse(text, None).ibi.text
     except IbiSyntaxError:
@@ -286,11 +310,14 @@ def hint(text: str) -> str:
     return f"this is a persistent URL; the IBI it names is {named}" if named != text.strip() else ""
 
 
-def _ibi_starts(text: str) -> list[int]:
+def _ibi_starts(text: str) -> Iterator[int]:
     """Where an IBI may begin: the start and after each ``:``, ``<`` or space before any
-    query (as in ``IBI: <8JMKD3MGP3W34T/47AF772>``)."""
-    head = text.split("?", 1)[0]
-    return [0] + [index + 1 for index, char in enumerate(head) if char in ":< "]
+    query (as in ``IBI: <8JMKD3MGP3W34T/47AF772>``), where a letter or digit follows
+    (every IBI begins with one)."""
+    yield 0
+    end = text.find("?")
+    for found in _AFTER_MARK.finditer(text, 0, len(text) if end < 0 else end):
+        yield found.end()
 
 
 def _pair(pairs: list[QueryPair], url: str, name: str) -> QueryPair | None:

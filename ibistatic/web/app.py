@@ -14,8 +14,10 @@ only carry bytes.  What a request gets, in this order:
    with the status :func:`~ibistatic.core.http.http_answer` gives.
 
 A request that is not one (a target with a control character, a space or a non-ASCII
-byte, a bad ``%`` escape, a path that is not UTF-8) gets ``400 text/plain`` naming what
-was wrong; a method other than GET and HEAD gets ``405``.  No header value carries a
+byte, a bad ``%`` escape) gets ``400 text/plain`` naming what was wrong; a method other
+than GET and HEAD gets ``405``.  A path whose ``%hh`` bytes are no UTF-8 is still a
+request: the standard writes non-ASCII file names in ISO-8859-1 (``Relat%f3rio.pdf``),
+and the resolver reads them as ``ibistatic resolve`` does.  No header value carries a
 control character: every one is built by :func:`~ibistatic.core.http.header_value`.
 """
 
@@ -29,7 +31,6 @@ from collections.abc import Callable, Mapping
 from http import HTTPStatus
 from pathlib import Path
 from typing import NamedTuple
-from urllib.parse import unquote_to_bytes
 
 from ..core.http import http_answer
 from ..core.properties import new_urlkey
@@ -201,14 +202,6 @@ def target_problem(target: str) -> str | None:
             f"bad percent-encoding {path[bad.start() : bad.start() + 3]!r} at position "
             f"{bad.start()} of the path: expected '%' and two hexadecimal digits"
         )
-    if "%" in path:
-        try:
-            unquote_to_bytes(path).decode("utf-8")
-        except UnicodeDecodeError as error:
-            return (
-                f"the path is not UTF-8 once percent-decoded (byte {error.object[error.start]:#04x} "
-                f"at decoded position {error.start}): expected percent-encoded UTF-8"
-            )
     return None
 
 

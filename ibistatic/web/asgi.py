@@ -7,26 +7,38 @@ or, with the site named by ``IBISTATIC_SITE``, for a server's command line::
 
     IBISTATIC_SITE=/srv/site uvicorn --factory ibistatic.web.asgi:from_environment
 
-Only carries bytes: every answer is :meth:`ArchiveApp.respond`'s.
+Only carries bytes: every answer is :meth:`ArchiveApp.respond`'s.  An answer takes
+microseconds, and is given on the event loop; a request with a long target (more than
+:data:`INLINE_TARGET_BYTES`) is answered on a thread instead (:class:`TakingTurns`),
+because reading a persistent URL costs time in proportion to its length (linear, but at
+the 8 KiB a request line may hold, milliseconds), which the other connections do not
+wait for.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
+import threading
+from collections import deque
 from pathlib import Path
 from urllib.parse import quote
 
 from .app import ArchiveApp, text_response
+from .limits import client_key
 
 __all__ = ["AsgiApp", "asgi_app", "from_environment"]
 
 #: what a path keeps unescaped when a server gives no raw_path (the persistent URL marks)
 _PATH_SAFE = "/!$&'()*+,;=:@~"
+#: request targets (path and query, bytes) up to this long are answered on the event loop
+INLINE_TARGET_BYTES = 512
 
 
 class AsgiApp:
     def __init__(self, app: ArchiveApp) -> None:
         self.app = app
+        self.long_targets = TakingTurns()
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] == "lifespan":
@@ -34,7 +46,12 @@ class AsgiApp:
             return
         if scope["type"] != "http":
             return  # websockets: nothing here speaks them
-        response = self.respond(scope)
+        if _target_bytes(scope) > INLINE_TARGET_BYTES:
+            client = scope.get("client")
+            key = client_key(tuple(client)) if client else None
+            response = await self.long_targets.run(key, self.respond, scope)
+        else:
+            response = self.respond(scope)
         await send(
             {
                 "type": "http.response.start",
@@ -59,6 +76,61 @@ class AsgiApp:
         }
         client = scope.get("client")
         return self.app.respond(scope["method"], target, headers, client[0] if client else None)
+
+
+class TakingTurns:
+    """One thread that runs calls for the event loop, taking their clients in turn: a
+    client that sends many long requests waits behind its own, and every other client
+    behind at most one of them.
+
+    One thread, not a pool: the calls share a core with the event loop, and each more
+    thread is one more that the loop waits behind for the interpreter's lock (with two,
+    the answers on the loop were three times slower under a flood of long targets)."""
+
+    def __init__(self) -> None:
+        self._queues: dict[object, deque] = {}  # client -> its calls; in turn order
+        self._ready = threading.Condition()
+        self._pid = 0  # of the process whose thread runs: threads do not survive a fork
+
+    def run(self, client, call, *args) -> asyncio.Future:
+        """`call(*args)` on the thread, in `client`'s turn; its result, awaitable."""
+        loop = asyncio.get_running_loop()
+        future = loop.create_future()
+        with self._ready:
+            if self._pid != os.getpid():
+                self._pid, self._queues = os.getpid(), {}
+                threading.Thread(target=self._work, name="ibistatic-turns", daemon=True).start()
+            self._queues.setdefault(client, deque()).append((loop, future, call, args))
+            self._ready.notify()
+        return future
+
+    def _work(self) -> None:
+        while True:
+            with self._ready:
+                while not self._queues:
+                    self._ready.wait()
+                client = next(iter(self._queues))
+                queue = self._queues.pop(client)
+                loop, future, call, args = queue.popleft()
+                if queue:
+                    self._queues[client] = queue  # to the back of the line
+            if future.cancelled():  # the client hung up meanwhile
+                continue
+            try:
+                outcome = (future.set_result, call(*args))
+            except BaseException as error:  # given to the request, as on the loop
+                outcome = (future.set_exception, error)
+            loop.call_soon_threadsafe(_settle, future, *outcome)
+
+
+def _settle(future: asyncio.Future, setter, value) -> None:
+    if not future.cancelled():
+        setter(value)
+
+
+def _target_bytes(scope) -> int:
+    path = scope.get("raw_path")
+    return len(path if path is not None else scope["path"]) + len(scope.get("query_string", b""))
 
 
 def request_target(scope) -> str:

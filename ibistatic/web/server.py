@@ -8,7 +8,13 @@ adds what is missing, per connection, so a stalled client costs the others nothi
 - a deadline for each request head (from the connection, or from its first byte, to the
   end of its headers): past it the connection is closed;
 - limits on the request line, the bytes of a head and the number of header fields: past
-  them the client gets ``414``/``431`` (``text/plain``, a message) and the connection closes.
+  them the client gets ``414``/``431`` (``text/plain``, a message) and the connection closes;
+- a limit on the connections one client address holds at once (an IPv6 client: its /64,
+  which one subscriber may fill with addresses at will): past it a new connection gets
+  ``503`` and is closed, so that one client's thousands of idle connections never fill
+  the server's own limit (``max_connections``) and lock everyone else out;
+- a deadline for an answer that a client does not read (a full send buffer that does
+  not drain): past it the connection is dropped, and with it the answer it held.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from collections.abc import Callable
 from uvicorn import Config, Server
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
-from .limits import Limits
+from .limits import Limits, client_key
 
 __all__ = [
     "Limits",
@@ -31,7 +37,12 @@ __all__ = [
     "GuardedProtocol",
     "ServerHandle",
     "CollectorPacing",
+    "client_key",
 ]
+
+
+#: the interpreter's switch interval in a serving process (sys.setswitchinterval)
+LOCK_SWITCH_SECONDS = 0.001
 
 
 class _Rejected(Exception):
@@ -41,28 +52,72 @@ class _Rejected(Exception):
 
 
 class GuardedProtocol(HttpToolsProtocol):
-    """uvicorn's httptools protocol with a deadline and size limits on request heads."""
+    """uvicorn's httptools protocol with deadlines and size limits on request heads, a
+    deadline on unread answers, and a limit on each client's connections."""
 
     limits = Limits()
+    #: client address -> connections it holds now (one table per server, per process)
+    clients: dict[str, int] = {}
 
     def connection_made(self, transport) -> None:
         self._head_bytes = 0
+        self._tail = b""  # the last bytes received: a head's blank line may span two reads
         self._head_timer = None
+        self._send_timer = None
+        self._client_key: str | None = None
         self._rejection: _Rejected | None = None
         super().connection_made(transport)
+        limit = self.limits.max_client_connections
+        key = client_key(transport.get_extra_info("peername"))
+        if limit is not None and key is not None:
+            held = self.clients.get(key, 0)
+            if held >= limit:
+                self._reject(_Rejected(503, f"more than {limit} connections at once from {key}"))
+                return
+            self.clients[key] = held + 1
+            self._client_key = key
         self._arm_head_timer()
 
     def connection_lost(self, exc) -> None:
         self._cancel_head_timer()
+        self._cancel_send_timer()
+        key, self._client_key = self._client_key, None
+        if key is not None:
+            held = self.clients.get(key, 1) - 1
+            if held > 0:
+                self.clients[key] = held
+            else:
+                self.clients.pop(key, None)
         super().connection_lost(exc)
 
+    def pause_writing(self) -> None:
+        super().pause_writing()
+        if self._send_timer is None:
+            self._send_timer = self.loop.call_later(self.limits.send_timeout, self._send_too_slow)
+
+    def resume_writing(self) -> None:
+        self._cancel_send_timer()
+        super().resume_writing()
+
     def data_received(self, data: bytes) -> None:
-        self._head_bytes += len(data)
-        if self._head_timer is not None and self._head_bytes > self.limits.max_head_bytes:
-            limit = self.limits.max_head_bytes
-            self._reject(_Rejected(431, f"request head larger than {limit} bytes"))
-            return
+        if self._head_timer is not None:  # a head is coming: counted before it is parsed
+            self._head_bytes += self._head_part(data)
+            if self._head_bytes > self.limits.max_head_bytes:
+                limit = self.limits.max_head_bytes
+                self._reject(_Rejected(431, f"request head larger than {limit} bytes"))
+                return
+        self._tail = data[-3:] if len(data) >= 3 else (self._tail + data)[-3:]
         super().data_received(data)
+
+    def _head_part(self, data: bytes) -> int:
+        """How much of `data` belongs to the head in progress: up to the blank line that
+        ends it.  What follows is pipelined requests, each head counted from its own
+        first full chunk (so a head may take one read more than the limit in memory)."""
+        end = (self._tail + data[:3]).find(b"\r\n\r\n")
+        if end >= 0:
+            return max(0, end + 4 - len(self._tail))
+        end = data.find(b"\r\n\r\n")
+        return len(data) if end < 0 else end + 4
 
     def on_message_begin(self) -> None:
         super().on_message_begin()
@@ -128,6 +183,16 @@ class GuardedProtocol(HttpToolsProtocol):
         if not self.transport.is_closing():
             self.transport.close()  # no answer: the client is not listening anyway
 
+    def _cancel_send_timer(self) -> None:
+        if self._send_timer is not None:
+            self._send_timer.cancel()
+            self._send_timer = None
+
+    def _send_too_slow(self) -> None:
+        # Dropped, not closed: close() would wait for the unread answer to drain first.
+        self._send_timer = None
+        self.transport.abort()
+
 
 def _parser_failure() -> tuple[_Rejected | None, str]:
     """The limit a parser callback raised (httptools wraps it), or the parser's message
@@ -142,7 +207,7 @@ def _parser_failure() -> tuple[_Rejected | None, str]:
 
 
 def guarded_protocol(limits: Limits) -> type[GuardedProtocol]:
-    return type("GuardedProtocol", (GuardedProtocol,), {"limits": limits})
+    return type("GuardedProtocol", (GuardedProtocol,), {"limits": limits, "clients": {}})
 
 
 def bind_socket(host: str, port: int) -> socket.socket:
@@ -175,6 +240,11 @@ class _Server(Server):
         # What was made before serving (modules, the app) lives as long as the server:
         # out of the garbage collector's passes, which then walk only what requests make.
         gc.freeze()
+        # While the thread that reads long request targets (web/asgi.py) runs, the event
+        # loop waits this long at most for the interpreter's lock before each step of the
+        # other answers (Python's default is 5 ms, and an answer takes several steps).
+        # With one thread alone nothing changes: the lock is never contended.
+        sys.setswitchinterval(LOCK_SWITCH_SECONDS)
         self._pacing = CollectorPacing(asyncio.get_running_loop())
         self._pacing.start()
         await super().startup(sockets)

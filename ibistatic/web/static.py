@@ -94,7 +94,8 @@ class StaticFiles:
 
     def folder_redirect(self, target: str):
         """A ``301`` to ``target/`` when `target` names a folder of the site without its
-        ``/`` (its page's relative links need it), else None."""
+        ``/`` (its page's relative links need it), else None.  The ``Location`` is always
+        a path on this host: one ``/``, then no ``/`` or ``\\``."""
         from .app import Response
 
         path = target.partition("?")[0]
@@ -103,7 +104,11 @@ class StaticFiles:
         found = self.find(path)
         if found is None or not found.is_dir():
             return None
-        location = header_value(path + "/" + target[len(path) :])
+        # Repeated slashes merged: "//sid.inpe.br/" (a folder of the site) is a
+        # network-path reference, which a browser follows to the host sid.inpe.br.
+        # (find() has refused every backslash, raw or encoded, and every encoded slash.)
+        folder = "/" + "/".join(part for part in path.split("/") if part)
+        location = header_value(folder.rstrip("/") + "/" + target[len(path) :])
         return Response(301, (("Location", location), ("Content-Length", "0")), b"")
 
     def find(self, path: str) -> Path | None:
