@@ -242,7 +242,8 @@ def _archives(report: _Report, key: str, value, context: dict) -> tuple[Path, ..
         report.error(key, f"found {_found(value)}", "a list of archive directories")
         return None
     names = [Path(a).name for a in value]
-    duplicate = next((n for n in names if names.count(n) > 1), None)
+    seen: set[str] = set()  # a set: names.count per name was quadratic in the list
+    duplicate = next((n for n in names if n in seen or seen.add(n)), None)
     if duplicate:
         report.error(
             key,
