@@ -26,7 +26,7 @@ from .core.relations import (
     parse_modifier,
     relation_to_verb_list,
 )
-from .core.resolution import Resolution, resolve
+from .core.resolution import Resolution, ResolutionMemo, resolve, shared_memo
 
 __all__ = [
     "DEFAULT_MODIFIERS",
@@ -209,10 +209,20 @@ def _has_open_translation(relation: Relation) -> bool:
     return any(step.kind == "translation" and step.param is None for step in relation)
 
 
-def _negotiate(views: Sequence[ArchiveView], item: Item, relation: Relation, languages: list[str]):
-    verbs = relation_to_verb_list(relation)
+def _negotiate(
+    views: Sequence[ArchiveView],
+    item: Item,
+    relation: Relation,
+    languages: list[str],
+    memo: ResolutionMemo,
+):
+    """The resolution of `relation` for each of `languages` as the browser's preference:
+    the Archives' answers are those of one resolution (the memo's), only the choice of
+    language differs."""
+    verbs = _verbs(relation)
     return tuple(
-        (tag, resolve(views, item.repository, verbs, languages=[tag])) for tag in languages
+        (tag, resolve(views, item.repository, verbs, languages=[tag], memo=memo))
+        for tag in languages
     )
 
 
@@ -226,6 +236,9 @@ def page_targets(
     with `first_holders`, those of these items only (each as the first Archive holding
     it has it)."""
     views = views if views is not None else loaded.views()
+    # the resolutions of the build share their walks: item k of an edition chain
+    # reuses item k+1's, so that a chain costs one walk along it, not one per edition
+    memo = shared_memo(views)
     if first_holders is None:
         first_holder: dict[str, Item] = {}
         for item in loaded.holdings.all_items():
@@ -237,12 +250,13 @@ def page_targets(
         forms = [item.repository.text] + ([item.ibip.text] if item.ibip else [])
         for relation in emitted_modifiers(setting, item):
             verbs = _verbs(relation)
-            resolution = resolve(views, item.repository, verbs)
+            resolution = resolve(views, item.repository, verbs, memo=memo)
             negotiation = (
-                _negotiate(views, item, relation, item_languages(item))
+                _negotiate(views, item, relation, item_languages(item), memo)
                 if _has_open_translation(relation)
                 else ()
             )
             modifier = sys.intern(modifier_text(relation))  # one string per site, not per URL
             for ibi in forms:
                 yield PageTarget(ibi + modifier, ibi, modifier, item, resolution, negotiation)
+        memo.answers.clear()  # the answers are shared by one item's resolutions only

@@ -25,7 +25,7 @@ from ..core.identifiers import Ibi
 from ..core.model import STATES, ArchiveInfo, Item
 from ..core.properties import MemoryArchiveView, item_urls
 from ..core.relations import VerbList, parse_modifier
-from ..core.resolution import Resolution, resolve
+from ..core.resolution import Resolution, resolve, shared_memo
 from ..core.urls import build_persistent_url
 from ..errors import Problem
 
@@ -378,11 +378,14 @@ def _outcome(resolution: Resolution) -> str:
 def _persistent_urls(catalog: Catalog, entry: Entry) -> list[str]:
     """The plain URL always; a modifier only when the resolver answers it with a URL."""
     views = list(catalog.views.values())
+    # the entries share their walks: an edition chain is walked once, not once per entry
+    memo = shared_memo(views)
+    memo.answers.clear()  # those of another entry's resolutions
     site_url = catalog.loaded.site_url
     rows = []
     for modifier in _modifiers(entry.item):
         relation = parse_modifier(modifier)
-        resolution = resolve(views, entry.ibi, VerbList(relation))
+        resolution = resolve(views, entry.ibi, VerbList(relation), memo=memo)
         if modifier and resolution.url is None:
             continue
         url = build_persistent_url(site_url, entry.ibi, relation)

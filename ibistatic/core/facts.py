@@ -52,6 +52,11 @@ __all__ = [
     "BROWSER_ALERT_TITLES",
     "ALERTS",
     "MAX_HOPS",
+    "HOP_LIMIT_MESSAGE",
+    "CHAIN_KEPT",
+    "CHAIN_HEAD",
+    "CHAIN_TAIL",
+    "CHAIN_GAP",
     "ANSWER_ROW_FIELDS",
     "DC_ELEMENTS",
     "has_open_translation",
@@ -213,7 +218,26 @@ PRECOMPUTED_PATTERN = (
 # ---------------------------------------------------------------------------------------
 # Resolution outcomes (resolution-system §8)
 
+#: the most rounds of requests the network resolver (ibistatic.federation) sends for one
+#: resolution: each round asks every Archive over HTTP, and a request's outgoing requests
+#: are bounded.  A resolution over local views (a crawl, an index, the browser's index)
+#: has no such bound: its walk asks each (IBI, steps) once, and a cycle is found by the
+#: IBIs it has asked, so an edition chain of any length answers its last edition.
 MAX_HOPS = 64
+#: the message of a network resolution that reached MAX_HOPS without an answer (alert
+#: ``unavailable``: the resolver could not get the answer; ``loop`` is for cycles only)
+HOP_LIMIT_MESSAGE = (
+    "the chain of editions or translations is longer than this resolver follows "
+    "({} rounds of requests)"
+)
+#: A resolution's ``chain`` (the IBIs asked, in order) is kept whole up to CHAIN_KEPT
+#: IBIs.  A longer one keeps its first CHAIN_HEAD and its last CHAIN_TAIL IBIs, with one
+#: entry CHAIN_GAP between them that says how many were left out: an answer's size (the
+#: index's precomputed answers, the pages) stays bounded however long the chain is.
+CHAIN_KEPT = 64
+CHAIN_HEAD = 32
+CHAIN_TAIL = CHAIN_KEPT - CHAIN_HEAD - 1
+CHAIN_GAP = "({} more)"
 #: the order of a resolution's fields in the index's precomputed answers (answers/)
 ANSWER_ROW_FIELDS = (
     "url",
@@ -318,7 +342,10 @@ def browser_facts() -> dict:
         "pathCharacter": PATH_CHARACTER_CLASS,
         "queryCharacter": QUERY_CHARACTER_CLASS,
         "precomputed": PRECOMPUTED_PATTERN,
-        "maxHops": MAX_HOPS,
+        "chainKept": CHAIN_KEPT,
+        "chainHead": CHAIN_HEAD,
+        "chainTail": CHAIN_TAIL,
+        "chainGap": CHAIN_GAP,
         "answerFields": list(ANSWER_ROW_FIELDS),
         "alertMessages": ALERT_MESSAGES,
         "alertTitles": BROWSER_ALERT_TITLES,

@@ -13,9 +13,17 @@ if TYPE_CHECKING:
     from .relations import Relation
 
 from .facts import ALERT_MESSAGES as _MESSAGES
-from .facts import ALERTS, ANSWER_ROW_FIELDS, MAX_HOPS
+from .facts import (
+    ALERTS,
+    ANSWER_ROW_FIELDS,
+    CHAIN_GAP,
+    CHAIN_HEAD,
+    CHAIN_KEPT,
+    CHAIN_TAIL,
+    MAX_HOPS,
+)
 
-__all__ = ["Resolution", "ALERTS", "MAX_HOPS", "row_of", "from_row"]
+__all__ = ["Resolution", "ALERTS", "MAX_HOPS", "kept_chain", "row_of", "from_row"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,8 +59,18 @@ class Resolution:
         }
 
 
+def kept_chain(chain: list[str] | tuple[str, ...]) -> tuple[str, ...]:
+    """The ``chain`` a Resolution keeps of the IBIs asked: all of them up to CHAIN_KEPT,
+    else the first and the last few around one entry that counts those left out
+    (core.facts), so that no answer grows with the length of an edition chain."""
+    if len(chain) <= CHAIN_KEPT:
+        return tuple(chain)
+    left_out = len(chain) - CHAIN_HEAD - CHAIN_TAIL
+    return (*chain[:CHAIN_HEAD], CHAIN_GAP.format(left_out), *chain[-CHAIN_TAIL:])
+
+
 def _alert(alert: str, chain: list[str], **known) -> Resolution:
-    return Resolution(None, alert, chain=tuple(chain), message=_MESSAGES[alert], **known)
+    return Resolution(None, alert, chain=kept_chain(chain), message=_MESSAGES[alert], **known)
 
 
 ROW_FIELDS = ANSWER_ROW_FIELDS

@@ -30,7 +30,7 @@ import re
 import secrets
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Protocol
 from urllib.parse import unquote, urlsplit
@@ -58,6 +58,7 @@ __all__ = [
     "related_url",
     "item_urls",
     "translation_target",
+    "open_relations",
     "property_list",
     "filter_property_list",
     "archive_response",
@@ -155,7 +156,8 @@ def _tag_language(tag: str) -> str:
 def translation_target(item: Item, language: str) -> tuple[str, Ibi | None] | None:
     """Which item is `item`'s translation in `language`: ('self', None), ('ref', IBI) or None.
 
-    An exact tag wins; otherwise a tag L matches L-CC and vice versa.
+    An exact tag wins; otherwise a tag L matches L-CC and vice versa.  (A scan of the
+    item's tags: for one lookup, cheaper than the table _Tags makes for many.)
     """
     wanted = language.lower()
     candidates: list[tuple[str, Ibi | None]] = []
@@ -172,6 +174,42 @@ def translation_target(item: Item, language: str) -> tuple[str, Ibi | None] | No
             ):
                 return ("self", None) if ibi is None else ("ref", ibi)
     return None
+
+
+class _Tags:
+    """An item's language tags, its own (the item itself) first, then its translations',
+    looked up by tag: translation_target's answers without a scan each.  The first tag
+    (in that order) equal to the wanted one (ignoring case) wins; else the first that is
+    the wanted one's language (``pt`` for ``pt-BR``) or whose language the wanted one is
+    (``pt-BR`` for ``pt``).  Made once for all the languages asked of one item
+    (open_relations), so that asking them all costs as many steps as it has tags."""
+
+    __slots__ = ("tags", "ibis", "exact", "by_language")
+
+    def __init__(self, item: Item) -> None:
+        candidates: list[tuple[str, Ibi | None]] = []
+        if item.language:
+            candidates.append((item.language, None))
+        candidates += item.translations
+        self.tags = [tag for tag, _ in candidates]
+        self.ibis = [ibi for _, ibi in candidates]
+        self.exact: dict[str, int] = {}
+        self.by_language: dict[str, int] = {}
+        for index, tag in enumerate(self.tags):
+            tag_l = tag.lower()
+            self.exact.setdefault(tag_l, index)
+            self.by_language.setdefault(_tag_language(tag_l), index)
+
+    def target(self, language: str) -> tuple[str, Ibi | None] | None:
+        wanted = language.lower()
+        index = self.exact.get(wanted)
+        if index is None:
+            near = (self.exact.get(_tag_language(wanted)), self.by_language.get(wanted))
+            index = min((i for i in near if i is not None), default=None)
+            if index is None:
+                return None
+        ibi = self.ibis[index]
+        return ("self", None) if ibi is None else ("ref", ibi)
 
 
 def _reference(view: ArchiveView, ibi: Ibi, format: str | None = None) -> Related:
@@ -202,15 +240,7 @@ def _step(view: ArchiveView, current: Related, step: Step) -> Related | None:
     if step.kind == "translation":
         if step.param is None:
             return _self_by_language(current) if item.language is None else None
-        found = translation_target(item, step.param)
-        if found is None:
-            return None
-        # another item in that language: its record of the same format, if it has one
-        return (
-            _self_by_language(current)
-            if found[0] == "self"
-            else _reference(view, found[1], current.format)
-        )
+        return _translated(view, current, translation_target(item, step.param))
     if step.kind == "metadata":
         if item.metadata is not None:
             return _reference(view, item.metadata, step.param)
@@ -218,6 +248,20 @@ def _step(view: ArchiveView, current: Related, step: Step) -> Related | None:
             return Related(None, None, inline=step.param or "metadata", owner=item)
         return None
     raise ValueError(f"unknown relation step {step!r}")  # the relation grammar rules this out
+
+
+def _translated(
+    view: ArchiveView, current: Related, found: tuple[str, Ibi | None] | None
+) -> Related | None:
+    """Where a translation step from `current` leads, its target found (translation_target)."""
+    if found is None:
+        return None
+    # another item in that language: its record of the same format, if it has one
+    return (
+        _self_by_language(current)
+        if found[0] == "self"
+        else _reference(view, found[1], current.format)
+    )
 
 
 def follow(view: ArchiveView, item: Item, relation: Relation) -> Related | None:
@@ -228,6 +272,98 @@ def follow(view: ArchiveView, item: Item, relation: Relation) -> Related | None:
         if current is None:
             return None
     return current
+
+
+def open_relations(
+    view: ArchiveView, item: Item, steps: Relation
+) -> list[tuple[Relation, Related | None]]:
+    """The relations a request for `steps` with a translation step without a language
+    needs of `item`, on an Archive with the default relation set (every relation of the
+    grammar over its languages), each with where it leads (follow): the prefixes of
+    `steps` before that step, and each relation of the set the longer prefixes name,
+    with a language for each such step, that `item` can follow to the end.
+
+    The relations of the set the longer prefixes name and `item` cannot follow have no
+    answer, so the property list is the one of all of them.  They are found by following
+    the languages of the items reached, not by trying each relation of the set: the set
+    grows with the square of the Archive's languages, and this with the item's own."""
+    first = next(
+        n for n, step in enumerate(steps) if step.kind == "translation" and step.param is None
+    )
+    found = [(steps[:n], follow(view, item, steps[:n])) for n in range(first + 1)]
+    languages = _set_languages(view)
+    if not all(_in_set(step, languages) for step in steps[:first]):
+        return found  # the set has no relation with these steps
+    level = [found[-1]] if found[-1][1] is not None else []
+    for step in steps[first:]:
+        if not _in_set(step, languages):
+            break
+        reached = []
+        for relation, current in level:
+            after = _step(view, current, step)
+            if after is not None:
+                reached.append(((*relation, step), after))
+            if step.kind == "translation" and step.param is None:
+                for tag, target in _translations(current, languages):
+                    after = _translated(view, current, target)
+                    if after is not None:
+                        reached.append(((*relation, Step(step.kind, tag)), after))
+        found += reached
+        level = reached
+    return found
+
+
+class _SetLanguages:
+    """The parameters of an Archive's relation set: its languages, by their lower-case
+    form and by their language part, and its metadata formats."""
+
+    __slots__ = ("tags", "formats", "by_lower", "by_language")
+
+    def __init__(self, relations: Iterable[Relation]) -> None:
+        self.tags: set[str] = set()
+        self.formats: set[str] = set()
+        for relation in relations:
+            if len(relation) == 1 and relation[0].param is not None:
+                (self.tags if relation[0].kind == "translation" else self.formats).add(
+                    relation[0].param
+                )
+        self.by_lower: dict[str, list[str]] = {}
+        self.by_language: dict[str, list[str]] = {}
+        for tag in sorted(self.tags):
+            self.by_lower.setdefault(tag.lower(), []).append(tag)
+            self.by_language.setdefault(_tag_language(tag), []).append(tag)
+
+
+def _set_languages(view: ArchiveView) -> _SetLanguages:
+    """Memoized on the view, as its relation set does not change."""
+    found = view.__dict__.get("_set_languages")
+    if found is None:
+        found = view.__dict__["_set_languages"] = _SetLanguages(view.relations())
+    return found
+
+
+def _in_set(step: Step, languages: _SetLanguages) -> bool:
+    """Whether the default relation set has relations with `step` (a language or
+    format it does not hold gives none)."""
+    if step.param is None or step.kind == "lastedition":
+        return True
+    return step.param in (languages.tags if step.kind == "translation" else languages.formats)
+
+
+def _translations(current: Related, languages: _SetLanguages):
+    """(language, translation_target) for each language of the set in which `current`
+    has a translation (_step's answer to ``.translation(language)`` from it)."""
+    item = current.item
+    if current.inline is not None or item is None or item.state == "Deleted":
+        return []
+    tags = _Tags(item)
+    found: set[str] = set()
+    for tag in tags.tags:
+        tag_l = tag.lower()
+        found.update(languages.by_lower.get(tag_l, ()))  # the same tag
+        found.update(languages.by_lower.get(_tag_language(tag_l), ()))  # its language
+        found.update(languages.by_language.get(tag_l, ()))  # a tag of its language
+    return [(language, tags.target(language)) for language in sorted(found)]
 
 
 #: the schemes a published target may have: any other (javascript:, data:, vbscript:,
@@ -369,6 +505,12 @@ class PropertyList:
     relations: Mapping[Relation, RelationAnswer]
     nextedition: tuple[str, ...] | None = None
     urlkey: str | None = None
+    #: offered_languages, by prefix, found when first asked: a language-less `+` is
+    #: chosen once per language of the client's preferences (the build: once for each
+    #: language of the item) from the same answer
+    _offered: dict[Relation, list[str]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     @property
     def item(self) -> RelationAnswer | None:
@@ -388,11 +530,31 @@ class PropertyList:
     def answer(self, relation: Relation) -> RelationAnswer | None:
         return self.relations.get(relation)
 
+    def offered_languages(self, prefix: Relation) -> list[str]:
+        """The languages of the translations this answer names or gives the URL of
+        right after `prefix`, sorted: what a language-less ``+`` there chooses from."""
+        found = self._offered.get(prefix)
+        if found is None:
+            at = len(prefix)
+            found = self._offered[prefix] = sorted(
+                {
+                    relation[at].param
+                    for relation, known in self.relations.items()
+                    if len(relation) > at
+                    and relation[:at] == prefix
+                    and relation[at].kind == "translation"
+                    and relation[at].param is not None
+                    and known is not None
+                    and (known.ibi is not None or known.url is not None)
+                }
+            )
+        return found
+
 
 def _relation_answer(
-    view: ArchiveView, item: Item, relation: Relation, filepath: str, file_list: bool
+    view: ArchiveView, related: Related | None, filepath: str, file_list: bool
 ) -> RelationAnswer | None:
-    related = follow(view, item, relation)
+    """What the Archive answers of the relation that leads to `related` (follow)."""
     if related is None:
         return None
     url = related_url(view, related, filepath, file_list)
@@ -409,14 +571,15 @@ def property_list(
     *,
     filepath: str = "",
     verbs: VerbList | None = None,
-    relations: Iterable[Relation] | None = None,
+    relations: Iterable[Relation] | Callable[[ArchiveView, Item], Iterable] | None = None,
     urlkey: Callable[[], str] = new_urlkey,
 ) -> PropertyList | None:
     """Algorithm 2 (MONTARLISTADEURL): every property of IBI `key` known to the Archive.
 
     None (the empty answer) when the Archive does not hold the IBI.  `relations` narrows
     the loop of line 21 (the resolver asks only for the relation it needs; filtering
-    never changes the outcome).
+    never changes the outcome); a callable gives them for the item, each with where it
+    leads (open_relations).
     """
     item = view.item(key)
     if item is None:
@@ -431,9 +594,14 @@ def property_list(
         itself = RelationAnswer(item.forms(), state=item.state, timestamp=item.timestamp)
         return PropertyList(**identity, relations={(): itself})
     file_list = bool(verbs and verbs.file_list)
+    if callable(relations):  # the relations depend on the item (open_relations)
+        followed = relations(view, item)
+    else:
+        wanted = view.relations() if relations is None else relations
+        followed = ((relation, follow(view, item, relation)) for relation in wanted)
     answers: dict[Relation, RelationAnswer] = {}
-    for relation in view.relations() if relations is None else relations:
-        answer = _relation_answer(view, item, relation, filepath, file_list)
+    for relation, related in followed:
+        answer = _relation_answer(view, related, filepath, file_list)
         if answer is not None:
             answers.setdefault(relation, answer)
     nextedition = ibi_forms_of(item.next_edition) if item.next_edition is not None else None

@@ -26,6 +26,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ..errors import IbiSyntaxError
 from .facts import (
@@ -56,6 +57,7 @@ __all__ = [
     "VerbList",
     "parse_relation",
     "relation_text",
+    "relation_texts",
     "check_relation",
     "parse_modifier",
     "match_modifier",
@@ -156,9 +158,10 @@ SHAPES: frozenset[tuple[str, ...]] = frozenset(head + tail for head in _HEADS fo
 _PREFIXES = frozenset(shape[:n] for shape in SHAPES for n in range(len(shape) + 1))
 
 
-def _allowed_after(kinds: tuple[str, ...]) -> list[str]:
+@lru_cache(maxsize=None)  # a handful of prefixes, asked for each step of each relation checked
+def _allowed_after(kinds: tuple[str, ...]) -> tuple[str, ...]:
     """The step kinds that may follow *kinds* under the relation grammar."""
-    return [kind for kind in KINDS if kinds + (kind,) in _PREFIXES]
+    return tuple(kind for kind in KINDS if kinds + (kind,) in _PREFIXES)
 
 
 def _expected(
@@ -247,6 +250,24 @@ def relation_text(rel: Relation) -> str:
     return _spell(rel, RELATION)
 
 
+def relation_texts(relations: Iterable[Relation]) -> list[str]:
+    """relation_text of each relation of an Archive's set, each step spelled once: the
+    default set has as many relations as the square of the Archive's languages, made
+    of a few steps per language.  The relations of a set were checked when it was made
+    (compositions, parse_relation), so they are not checked again here."""
+    spelled: dict[Step, str] = {}
+    texts = []
+    for rel in relations:
+        text = ""
+        for step in rel:
+            found = spelled.get(step)
+            if found is None:
+                found = spelled[step] = _spell_step(step, RELATION)
+            text += found
+        texts.append(text)
+    return texts
+
+
 def parse_modifier(text: str) -> Relation:
     """``mdf = ([u [t]] | [t [u]]) [m [t]]`` with ``u = "!"``,
     ``t = "+" ["(" idioma ["-" pais] ")"]``, ``m = ":" ["(" formato ")"]`` (Table 6.1)."""
@@ -285,6 +306,8 @@ def check_relation(rel: Relation) -> None:
     follow ``([u [t]] | [t [u]]) [m [t]]``; the caret points into its relation spelling."""
     if not isinstance(rel, tuple) or not all(isinstance(step, Step) for step in rel):
         raise IbiSyntaxError(repr(rel), 0, "a tuple of Step", "relation")
+    if tuple(step.kind for step in rel) in _PREFIXES:
+        return  # every prefix of a relation of the grammar is one too: nothing to point at
     kinds: tuple[str, ...] = ()
     for index, step in enumerate(rel):
         if step.kind not in _allowed_after(kinds):
@@ -401,10 +424,12 @@ def compositions(languages: Iterable[str] = (), formats: Iterable[str] = FORMATS
         TRANSLATION: (None, *dict.fromkeys(str(parse_language_tag(tag)) for tag in languages)),
         METADATA: (None, *dict.fromkeys(formats)),
     }
+    # each step made (and checked) once: the relations are every product of them, as
+    # many as the square of the languages for the shapes with two translations
+    steps = {kind: tuple(Step(kind, param) for param in params) for kind, params in options.items()}
     result: list[Relation] = []
     for shape in [()] + [tuple(s.kind for s in parse_modifier(m)) for m, _ in TABLE_6_2]:
-        for params in itertools.product(*(options[kind] for kind in shape)):
-            result.append(tuple(Step(kind, param) for kind, param in zip(shape, params)))
+        result += itertools.product(*(steps[kind] for kind in shape))
     return result
 
 

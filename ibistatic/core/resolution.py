@@ -19,7 +19,9 @@ and its answer is computed by the same MONTARLISTADEURL.  The steps:
    when no other Archive has the item.
 4. No URL for the wanted relation: follow the ``ibi<prefix>`` of the longest answered
    prefix of the relation with the steps still to apply, or ``ibi.nextedition`` with
-   the verb list unchanged; a chain that comes back to where it was is a ``loop``.
+   the verb list unchanged; a chain that comes back to where it was (the same IBI with
+   the same steps) is a ``loop``, and only that: over local views a chain of any length
+   is followed to its end (the network resolver sends at most MAX_HOPS rounds).
    A prefix with ``.metadata(oai_dc)`` in it is not followed: asking the IBI it names
    again would give that item's free-format target, not the format (a gap of the
    standard's loop; an Archive holding the items answers it directly).
@@ -31,15 +33,25 @@ and its answer is computed by the same MONTARLISTADEURL.  The steps:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+from functools import partial
+from typing import NamedTuple
 
+from .facts import CHAIN_GAP, CHAIN_HEAD, CHAIN_KEPT, CHAIN_TAIL, HOP_LIMIT_MESSAGE
 from .identifiers import Ibi, parse_ibi
 from .languages import match_language
-from .outcome import ALERTS, MAX_HOPS, Resolution, _alert
-from .properties import ArchiveView, PropertyList, RelationAnswer, property_list
+from .outcome import ALERTS, MAX_HOPS, Resolution, _alert, kept_chain
+from .properties import ArchiveView, PropertyList, RelationAnswer, open_relations, property_list
 from .relations import Relation, Step, VerbList, relation_text
 
-__all__ = ["Resolution", "resolve", "resolution_process", "ALERTS", "wanted_relations"]
+__all__ = [
+    "Resolution",
+    "ResolutionMemo",
+    "resolve",
+    "resolution_process",
+    "shared_memo",
+    "ALERTS",
+    "wanted_relations",
+]
 
 
 def _pattern_matches(relation: Relation, pattern: Relation) -> bool:
@@ -54,10 +66,11 @@ def _pattern_matches(relation: Relation, pattern: Relation) -> bool:
     return True
 
 
-def wanted_relations(view: ArchiveView, steps: Relation) -> list[Relation]:
+def wanted_relations(view: ArchiveView, steps: Relation):
     """The relations of the Archive's set that the request needs: the wanted one (every
-    language for a language-less translation step) and its prefixes, to follow.
-    Memoized on the view: an Archive's relation set does not change."""
+    language for a language-less translation step) and its prefixes, to follow; for
+    property_list's `relations`.  Memoized on the view: an Archive's relation set does
+    not change."""
     memo = view.__dict__.setdefault("_wanted_relations", {})
     found = memo.get(steps)
     if found is None:
@@ -70,14 +83,15 @@ def _wanted_relations(view: ArchiveView, steps: Relation) -> list[Relation]:
     open_prefixes = [
         p for p in prefixes if any(s.kind == "translation" and s.param is None for s in p)
     ]
-    if view.info.relations is not None or open_prefixes:
+    if view.info.relations is not None:
         # a declared subset limits what the Archive answers; an open '+' is made
         # concrete with the languages the Archive holds
-        chosen = [r for r in view.relations() if any(_pattern_matches(r, p) for p in prefixes)]
-        if view.info.relations is not None:
-            return chosen
-        concrete = [p for p in prefixes if p not in open_prefixes]
-        return concrete + [r for r in chosen if r not in concrete]
+        return [r for r in view.relations() if any(_pattern_matches(r, p) for p in prefixes)]
+    if open_prefixes:
+        # the default set: an open '+' is made concrete with the languages of the items
+        # it reaches (the relations of the set it names that no item answers have no
+        # answer, and the set grows with the square of the Archive's languages)
+        return partial(open_relations, steps=steps)
     # the default set is every relation of the grammar: ask for exactly these
     return prefixes
 
@@ -89,22 +103,6 @@ def _first_form(forms: tuple[str, ...] | None) -> str | None:
 def _answers_something(known: RelationAnswer | None) -> bool:
     """Whether the answer names the related item or gives its URL."""
     return known is not None and (known.ibi is not None or known.url is not None)
-
-
-def _offered_languages(answer: PropertyList, prefix: Relation) -> list[str]:
-    """The languages of the translations `answer` offers right after `prefix`."""
-    at = len(prefix)
-    return sorted(
-        {
-            relation[at].param
-            for relation, known in answer.relations.items()
-            if len(relation) > at
-            and relation[:at] == prefix
-            and relation[at].kind == "translation"
-            and relation[at].param is not None
-            and _answers_something(known)
-        }
-    )
 
 
 def _choose_languages(
@@ -119,7 +117,7 @@ def _choose_languages(
         if step.kind != "translation" or step.param is not None:
             continue
         prefix = tuple(steps[:index])
-        offered = _offered_languages(answer, prefix)
+        offered = answer.offered_languages(prefix)
         if not offered:
             if _answers_something(answer.answer(prefix + (step,))):
                 continue  # the item has no language: `.translation` is the item itself
@@ -140,24 +138,169 @@ def resolve(
     filepath: str = "",
     required_status: str = "",
     languages: Sequence[str] = (),
+    memo: ResolutionMemo | None = None,
 ) -> Resolution:
     """Resolve `ibi` with `verbs` over the Archives `views`, in order (§8).
 
     `languages` are the Accept-Language tags, most preferred first.  The outcome
-    records the relation asked (``asked``), which decides its HTTP answer.
+    records the relation asked (``asked``), which decides its HTTP answer.  `memo`
+    (:func:`shared_memo`) lets the resolutions of one build over the same views share
+    their walks: item k of an edition chain then reuses item k+1's.
     """
     ibi = parse_ibi(ibi) if isinstance(ibi, str) else ibi
-    outcome = _resolve(views, ibi, verbs, filepath, required_status, languages)
-    asked = verbs.steps if verbs is not None else ()
-    return outcome if outcome.asked == asked else replace(outcome, asked=asked)
+    return _walk(views, ibi, verbs, filepath, required_status, languages, memo)
 
 
-def _resolve(views, ibi: Ibi, verbs, filepath: str, required_status: str, languages) -> Resolution:
-    """Drive :func:`resolution_process`, asking each local Archive view in turn."""
-    process = resolution_process(ibi, verbs, required_status, languages)
-    question = next(process)
+class ResolutionMemo:
+    """What resolutions over the same views share (one build's: :func:`shared_memo`).
+
+    ``walks``: per request context (file path, file list, required status, languages),
+    the walk from each (IBI key, steps) asked on the way of a resolution of more than
+    one round.  A walk from a state does not depend on how it was reached (only the
+    first IBI of its chain does), so a resolution stops at the first state already
+    walked and takes the rest from there: the resolutions of a whole edition chain cost
+    one walk along it.  ``answers``: the Archives' answers to each question, for those
+    of one item's resolutions that differ only in the client's languages (the build's
+    negotiated ``+``); the caller clears it between items, as it would grow with the site.
+    """
+
+    __slots__ = ("walks", "answers")
+
+    def __init__(self, answers: bool = True) -> None:
+        self.walks: dict[tuple, dict[tuple[str, Relation], _Walk]] = {}
+        self.answers: dict[tuple, list] | None = {} if answers else None
+
+
+def shared_memo(views: Sequence[ArchiveView]) -> ResolutionMemo:
+    """The memo of the resolutions over exactly `views`, kept with the first of them (a
+    build's views live as long as its load; a new load makes new views, and so a new
+    memo: the items a memo has seen never change under it)."""
+    if not views:
+        return ResolutionMemo()
+    kept = views[0].__dict__.get("_resolution_memo")
+    if (
+        kept is None
+        or len(kept[0]) != len(views)
+        or any(a is not b for a, b in zip(kept[0], views))
+    ):
+        kept = views[0].__dict__["_resolution_memo"] = (tuple(views), ResolutionMemo())
+    return kept[1]
+
+
+class _End(NamedTuple):
+    """How one round of answers ends a resolution: `outcome` without its chain, and
+    whether its ``ibi`` is the IBI of that round as it was asked (`own_ibi`)."""
+
+    outcome: Resolution
+    own_ibi: bool = False
+
+    def made(self, chain: tuple[str, ...], text: str, asked: Relation = ()) -> Resolution:
+        """The outcome of a resolution that asked `chain` and ended with the round that
+        asked `text`, for a request that asked for `asked`."""
+        o = self.outcome
+        ibi = text if self.own_ibi else o.ibi
+        return Resolution(
+            o.url, o.alert, o.archive, o.address, o.state, ibi, o.content_type, chain,
+            o.relation, o.message, asked,
+        )  # fmt: skip
+
+
+class _Walk(NamedTuple):
+    """The resolution from one state, (IBI key, steps), whatever IBI text reached it:
+    how it ends and the IBIs asked after the first (bounded: core.outcome.kept_chain)."""
+
+    end: _End
+    head: tuple[str, ...]  # the first CHAIN_KEPT - 1 IBIs asked after the first
+    tail: tuple[str, ...]  # the last CHAIN_TAIL of them
+    length: int  # how many IBIs were asked after the first
+    last: str | None  # the IBI of the last round as asked; None: the first
+
+    def resolution(self, text: str, asked: Relation) -> Resolution:
+        """The outcome when the first IBI is asked as `text`, for the relation `asked`."""
+        if self.length < CHAIN_KEPT:
+            chain = (text, *self.head)
+        else:  # as kept_chain keeps the whole chain, without making it
+            left_out = self.length + 1 - CHAIN_HEAD - CHAIN_TAIL
+            chain = (text, *self.head[: CHAIN_HEAD - 1], CHAIN_GAP.format(left_out), *self.tail)
+        return self.end.made(chain, text if self.last is None else self.last, asked)
+
+    def after(self, text: str) -> _Walk:
+        """The walk of the round that led here, asking this state's IBI as `text`."""
+        head = (text, *self.head)
+        length = self.length + 1
+        tail = head[-CHAIN_TAIL:] if length < CHAIN_KEPT else self.tail
+        last = self.last if self.length else text
+        return _Walk(self.end, head[: CHAIN_KEPT - 1], tail, length, last)
+
+
+_LOOP = _End(_alert("loop", []))
+
+
+def _walk(views, ibi: Ibi, verbs, filepath: str, required_status: str, languages, memo):
+    """The resolution process over local views: the rounds of :func:`resolution_process`
+    with no hop limit (the states asked find a cycle, the only ``loop``), each state's
+    walk taken from `memo` when another resolution made it already."""
+    steps: Relation = verbs.steps if verbs is not None else ()
+    file_list = bool(verbs and verbs.file_list)
+    memo = memo if memo is not None else ResolutionMemo(answers=False)
+    context = (filepath, file_list, required_status, tuple(languages))
+    walks = memo.walks.get(context)
+    if walks is None:
+        walks = memo.walks[context] = {}
+    state, text = (ibi.key, steps), ibi.text
+    path: list[tuple[tuple[str, Relation], str]] = []  # the states asked, as asked
+    places: dict[tuple[str, Relation], int] = {}  # state -> its place in `path`
     while True:
-        key, step_verbs, steps = question
+        walk = walks.get(state)
+        if walk is not None:
+            break
+        place = places.get(state)
+        if place is not None:  # a cycle: back where the walk was
+            walk = _cycle(path, place, text, walks)
+            state, text = path[place]
+            del path[place:]
+            break
+        ended = _round(views, state, verbs, filepath, required_status, languages, memo)
+        if isinstance(ended, _End):
+            walk = _Walk(ended, (), (), 0, None)
+            if path:  # a state other resolutions may reach
+                walks[state] = walk
+            break
+        places[state] = len(path)
+        path.append((state, text))
+        next_ibi, next_steps = ended
+        state, text = (parse_ibi(next_ibi).key, next_steps), next_ibi
+    for state, asked in reversed(path):
+        walk = walks[state] = walk.after(text)
+        text = asked
+    return walk.resolution(text, steps)
+
+
+def _cycle(path: list, place: int, back: str, walks: dict) -> _Walk:
+    """Make the walks of the states of a cycle, path[place:], each of which comes back
+    to itself (its loop's chain goes once round, starting there); `back` is the IBI
+    that led back to path[place].  Returns that of path[place]."""
+    states = [state for state, _ in path[place:]]
+    # arrived[k]: the IBI as the state before states[k] in the cycle names it
+    arrived = [back] + [asked for _, asked in path[place + 1 :]]
+    size = len(states)
+    for at in range(size - 1, -1, -1):
+        after = [arrived[(at + 1 + k) % size] for k in range(min(size, CHAIN_KEPT - 1))]
+        tail = [arrived[(at + 1 + k) % size] for k in range(max(0, size - CHAIN_TAIL), size)]
+        walks[states[at]] = _Walk(_LOOP, tuple(after), tuple(tail), size, None)
+    return walks[states[0]]
+
+
+def _round(views, state, verbs, filepath: str, required_status: str, languages, memo):
+    """One round over local views: ask each view for the state, then decide (_select)."""
+    key, steps = state
+    file_list = bool(verbs and verbs.file_list)
+    question = (key, steps, file_list, filepath)
+    answers = memo.answers.get(question) if memo.answers is not None else None
+    if answers is None:
+        step_verbs = (
+            verbs if verbs is not None and steps == verbs.steps else VerbList(steps, file_list)
+        )
         answers = []
         for view in views:
             answer = property_list(
@@ -170,19 +313,20 @@ def _resolve(views, ibi: Ibi, verbs, filepath: str, required_status: str, langua
             )
             if answer is not None:
                 answers.append((view, answer))
-        try:
-            question = process.send(answers)
-        except StopIteration as done:
-            return done.value
+        if memo.answers is not None:
+            memo.answers[question] = answers
+    return _select(answers, steps, required_status, languages)
 
 
 def resolution_process(ibi: Ibi, verbs, required_status: str, languages):
     """The resolution process without I/O (a generator): it yields each question, ``(IBI
     key, verb list, relation steps)``, and is sent the non-empty answers to it, a list of
     ``(source, PropertyList)`` in the configured order, where each source has
-    ``info.name`` and ``info.address``; it returns the Resolution.  The same process
-    runs over local views (:func:`resolve`) and over Archives on the network
-    (``ibistatic.federation``)."""
+    ``info.name`` and ``info.address``; it returns the Resolution.  The network resolver
+    (``ibistatic.federation``) runs it: each round asks every Archive over HTTP, so it
+    sends at most MAX_HOPS rounds, and a resolution that needs more ends in the alert
+    ``unavailable`` with a message that says so (not ``loop``: that is a cycle).  Local
+    views are walked by :func:`resolve`, the same rounds with no such bound."""
     steps: Relation = verbs.steps if verbs is not None else ()
     file_list = bool(verbs and verbs.file_list)
     key, text = ibi.key, ibi.text
@@ -197,62 +341,69 @@ def resolution_process(ibi: Ibi, verbs, required_status: str, languages):
             verbs if verbs is not None and steps == verbs.steps else VerbList(steps, file_list)
         )
         answers = yield key, step_verbs, steps
-        outcome = _select(answers, steps, chain, text, required_status, languages)
-        if isinstance(outcome, Resolution):
-            return outcome
+        outcome = _select(answers, steps, required_status, languages)
+        if isinstance(outcome, _End):
+            return outcome.made(kept_chain(chain), text)
         next_ibi, steps = outcome
         key, text = parse_ibi(next_ibi).key, next_ibi
-    return _alert("loop", chain)
+    return Resolution(
+        None,
+        "unavailable",
+        chain=kept_chain(chain),
+        message=HOP_LIMIT_MESSAGE.format(MAX_HOPS),
+    )
 
 
-def _select(answers, steps: Relation, chain: list[str], text: str, required_status: str, languages):
-    """§6.2 over one round of answers: a Resolution (a URL or an alert), or the
-    (IBI, steps) to ask next."""
+def _select(answers, steps: Relation, required_status: str, languages):
+    """§6.2 over one round of answers: how it ends (_End: a URL or an alert, its chain
+    to be filled in), or the (IBI, steps) to ask next."""
     if not answers:
-        return _alert("not-found", chain)
+        return _End(_alert("not-found", []))
     if required_status == "Original":
         originals = [(v, a) for v, a in answers if a.state == "Original"]
         if not originals:
-            return _alert("no-original", chain, ibi=text)
+            return _End(_alert("no-original", []), own_ibi=True)
         if len(originals) > 1:
-            return _alert("conflict", chain, ibi=text)
+            return _End(_alert("conflict", []), own_ibi=True)
         answers = originals
     live = [(v, a) for v, a in answers if a.state != "Deleted"]
     if not live:
         view, answer = answers[0]
-        return _alert(
+        stored = _first_form(answer.ibi)
+        deleted = _alert(
             "deleted",
-            chain,
+            [],
             archive=view.info.name,
             address=view.info.address,
             state="Deleted",
-            ibi=_first_form(answer.ibi) or text,
+            ibi=stored or None,
         )
-    outcome = _from_answers(live, steps, languages, chain)
+        return _End(deleted, own_ibi=not stored)
+    outcome = _from_answers(live, steps, languages)
     if outcome is None:
-        return _alert("unavailable", chain, ibi=text)
+        return _End(_alert("unavailable", []), own_ibi=True)
     return outcome
 
 
-def _from_answers(answers, steps: Relation, languages: Sequence[str], chain: list[str]):
-    """The first answer that satisfies the request decides: a Resolution when it has the
-    URL (`chain`: the IBIs asked), else (IBI, steps) to ask next; None when no answer
-    gives either."""
+def _from_answers(answers, steps: Relation, languages: Sequence[str]):
+    """The first answer that satisfies the request decides: how it ends when it has the
+    URL, else (IBI, steps) to ask next; None when no answer gives either."""
     for view, answer in answers:
         concrete = _choose_languages(steps, answer, languages)
         if concrete is not None:
             known = answer.answer(concrete)
             if known is not None and known.url is not None:
-                return Resolution(
-                    url=known.url,
-                    alert=None,
-                    archive=view.info.name,
-                    address=view.info.address,
-                    state=known.state,
-                    ibi=_first_form(known.ibi),
-                    content_type=known.content_type,
-                    relation=relation_text(concrete),
-                    chain=tuple(chain),
+                return _End(
+                    Resolution(
+                        url=known.url,
+                        alert=None,
+                        archive=view.info.name,
+                        address=view.info.address,
+                        state=known.state,
+                        ibi=_first_form(known.ibi),
+                        content_type=known.content_type,
+                        relation=relation_text(concrete),
+                    )
                 )
         follow = _next_request(answer, concrete if concrete is not None else steps)
         if follow is not None:

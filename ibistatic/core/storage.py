@@ -517,17 +517,36 @@ def _reference_problems(
 
 
 def _edition_loops(ordered: list[Item], known: _FirstHolders) -> list[Problem]:
+    """A warning for each next-edition cycle, at the first item in crawl order whose
+    chain reaches it.
+
+    Linear in the items: a walk stops at an item an earlier walk went through, for from
+    there it goes as that one did (to a last edition, or to a cycle already reported),
+    so each item is walked once, not once per edition before it.  That holds for walks
+    of first holders (``known``), where an item's key names that item only: a walk that
+    meets another item (a copy under a key an earlier Archive holds) goes on to its end,
+    and nothing it meets counts as walked."""
     problems = []
     reported: set[str] = set()
+    walked: set[str] = set()  # keys of the first holders earlier walks went through
     for item in ordered:
         if item.next_edition is None:
             continue  # a last edition: no chain starts here
-        seen = [item.key]
+        holder = known.get(item.key)
+        if (
+            item.key in walked
+            and holder.next_edition is not None
+            and holder.next_edition.key == item.next_edition.key
+        ):
+            continue  # the walk of its key's holder (or of itself): nothing more to find
+        seen = {item.key: 0}
+        path = [item]
         current = item
+        plain = holder is item  # only first holders met so far
         while current.next_edition is not None and current.next_edition.key in known:
             current = known[current.next_edition.key]
             if current.key in seen:
-                cycle = seen[seen.index(current.key) :]
+                cycle = [each.key for each in path[seen[current.key] :]]
                 if not reported.intersection(cycle):
                     reported.update(cycle)
                     problems.append(
@@ -541,6 +560,16 @@ def _edition_loops(ordered: list[Item], known: _FirstHolders) -> list[Problem]:
                             "warning",
                         )
                     )
+                # another item under a key met before ends the walk as a loop would:
+                # the items after it were not followed
+                plain = plain and path[seen[current.key]] is current
                 break
-            seen.append(current.key)
+            first = known.get(current.key) is current
+            if first and plain and current.key in walked:
+                break
+            plain = plain and first
+            seen[current.key] = len(path)
+            path.append(current)
+        if plain:
+            walked.update(each.key for each in path)
     return problems

@@ -9,7 +9,8 @@ from typing import Any
 
 from ..core.identifiers import parse_ibi, parse_repository_name
 from ..core.model import ArchiveInfo, Item
-from ..core.relations import parse_relation, relation_text
+from ..core.relations import compositions, parse_relation, relation_texts
+from ..errors import IbiSyntaxError
 from .sharding import FORMAT, VERSION, fnv1a, shard_name
 
 __all__ = [
@@ -81,13 +82,32 @@ def archive_record(info: ArchiveInfo, relations) -> dict[str, Any]:
         "file-url": info.file_url,
         "file-list-url": info.file_list_url,
         "relations-declared": info.relations is not None,
-        "relations": [relation_text(r) for r in relations],
+        "relations": relation_texts(relations),
         "pair-list-charset": info.pair_list_charset,
     }
 
 
+def _default_set(texts: list[str]) -> tuple | None:
+    """The default relation set (every relation of the grammar over the Archive's
+    languages, core.properties) that `texts` spell, made again from its languages
+    rather than parsed text by text: it has as many relations as the square of the
+    languages, and a cold lookup reads it whole.  None when `texts` are not that set."""
+    head = ".translation("
+    languages = [
+        text[len(head) : -1] for text in texts if text.startswith(head) and text.count(".") == 1
+    ]
+    try:
+        made = compositions(languages)
+    except IbiSyntaxError:
+        return None
+    return tuple(made) if relation_texts(made) == texts else None
+
+
 def archive_from_record(record: dict[str, Any]) -> tuple[ArchiveInfo, tuple]:
-    relations = tuple(parse_relation(text) for text in record["relations"])
+    texts = record["relations"]
+    relations = None if record.get("relations-declared") else _default_set(texts)
+    if relations is None:
+        relations = tuple(parse_relation(text) for text in texts)
     info = ArchiveInfo(
         name=record["name"],
         address=record["address"],

@@ -969,11 +969,19 @@
   // ------------------------------------------------------------------------------
   // The resolution process (core/resolution.py)
 
-  const MAX_HOPS = FACTS.maxHops;
   const MESSAGES = FACTS.alertMessages;
 
+  /** outcome.kept_chain: the whole chain up to chainKept IBIs, else its first and last
+   *  few around one entry that counts those left out (no answer grows with a chain). */
+  function keptChain(chain) {
+    if (chain.length <= FACTS.chainKept) return chain.slice();
+    const leftOut = chain.length - FACTS.chainHead - FACTS.chainTail;
+    return chain.slice(0, FACTS.chainHead)
+      .concat([FACTS.chainGap.replace("{}", String(leftOut))], chain.slice(chain.length - FACTS.chainTail));
+  }
+
   function alert(name, chain, known) {
-    return Object.assign({ url: null, alert: name, archive: null, state: null, ibi: null, chain: chain.slice(), message: MESSAGES[name] }, known || {});
+    return Object.assign({ url: null, alert: name, archive: null, state: null, ibi: null, chain: keptChain(chain), message: MESSAGES[name] }, known || {});
   }
 
   function patternMatches(relation, pattern) {
@@ -1105,14 +1113,15 @@
     return null;
   }
 
-  /** resolution.resolve over `index` (synchronous: throws NeedShard for a missing shard). */
+  /** resolution.resolve over `index` (synchronous: throws NeedShard for a missing shard).
+   *  No hop limit: each (IBI, steps) is asked once, and coming back to one is the loop. */
   function resolveParsed(index, request, languages) {
     let key = request.ibi.key;
     let text = request.ibi.text;
     let steps = request.steps;
     const chain = [];
     const visited = new Set();
-    for (let hop = 0; hop < MAX_HOPS; hop++) {
+    for (;;) {
       const seen = key + "\n" + relationText(steps);
       if (visited.has(seen)) return alert("loop", chain.concat([text]));
       visited.add(seen);
@@ -1137,12 +1146,11 @@
       }
       const outcome = fromAnswers(live, steps, languages);
       if (outcome === null) return alert("unavailable", chain, { ibi: text });
-      if (outcome.url !== undefined) return Object.assign(outcome, { chain: chain, message: "" });
+      if (outcome.url !== undefined) return Object.assign(outcome, { chain: keptChain(chain), message: "" });
       key = keyOf(outcome.ibi);
       text = outcome.ibi;
       steps = outcome.steps;
     }
-    return alert("loop", chain);
   }
 
   // ------------------------------------------------------------------------------
