@@ -133,7 +133,8 @@ def load_config(path: str | Path | None = None, *, output: str | Path | None = N
         raise ConfigError(f"{shown}: an unreadable configuration file ({error.strerror})") from None
     except DescriptorError as error:
         expected = error.expected or "a YAML mapping with site-url and archives"
-        raise ConfigError(printable(f"{shown}: {error.found}; expected {expected}")) from None
+        where = f"{shown}: {error.key}" if error.key else shown
+        raise ConfigError(printable(f"{where}: {error.found}; expected {expected}")) from None
     if not isinstance(raw, dict):
         raise ConfigError(f"{shown}: expected a mapping with site-url and archives")
     return _validated(path, raw, output)

@@ -238,3 +238,21 @@ def test_alike_warnings_are_capped_with_a_count(tmp_path, monkeypatch, capsys):
         == "warning: mtc-m16c: ... and 5 more warnings like this (a 4th-level directory without item.yaml)"
     )
     assert " 0 errors, 25 warnings " in out  # 25 folders (no host chosen: no host warning)
+
+
+def test_the_errors_of_one_file_are_capped_with_a_count():
+    """A descriptor with 50,000 bad keys is 21 lines, not 50,000; other files' errors all
+    show."""
+    from ibistatic.commands.build import problem_lines
+    from ibistatic.errors import Problem
+
+    path = "sid.inpe.br/x/2020/01.01.00.00/item.yaml"
+    problems = [
+        Problem("a", path, f"translations.k{n}", "'x'", "a language tag") for n in range(50_000)
+    ]
+    problems.append(Problem("a", "other/item.yaml", "state", "'Orignal'", "Original"))
+    lines = problem_lines(problems)
+    assert len(lines) == 22
+    assert lines[:20] == [str(problem) for problem in problems[:20]]
+    assert lines[20] == str(problems[-1])
+    assert lines[21] == f"error: a: {path}: ... and 49,980 more errors in this file"

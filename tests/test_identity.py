@@ -537,6 +537,28 @@ def test_a_second_claimant_of_a_published_ibip_never_takes_it(project):
     assert Resolver(config.output).resolve(HOLDER_IBIP).url.endswith("CCSDS%20650.0-M-2.pdf")
 
 
+def test_an_item_that_claims_another_items_published_ibip_keeps_its_own(project):
+    """Its descriptor now names the holder's IBIp instead of its own: refused, and its last
+    good publication (with its own IBIp, 8JMKD3MGP8W/35MMLL8) stays; nothing is lost."""
+    config, archive, before = project
+    descriptor = archive / "sid.inpe.br/mtc-m18@80/2009/07.21.14.43/item.yaml"
+    text = descriptor.read_text(encoding="utf-8")
+    descriptor.write_text(text.replace("8JMKD3MGP8W/35MMLL8", HOLDER_IBIP), encoding="utf-8")
+    for full in (False, True):
+        report = build_site(config, full=full)
+        assert_same_publication(before, snapshot(config.output))
+        lines = [str(p) for p in report.problems]
+        assert any(
+            line.startswith(
+                "error: mtc-m16c: sid.inpe.br/mtc-m18@80/2009/07.21.14.43/item.yaml: ibip: "
+                f"'{HOLDER_IBIP}', published for {HOLDER} in mtc-m16c by an earlier build"
+            )
+            for line in lines
+        ), lines
+        assert any("its last good publication" in line for line in lines), lines
+    assert Resolver(config.output).resolve("8JMKD3MGP8W/35MMLL8").url is not None
+
+
 def test_a_broken_holder_keeps_its_ibis_against_newcomers(project):
     config, archive, before = project
     break_descriptor(archive / HOLDER_PATH, "state", "Orignal")

@@ -203,7 +203,32 @@ def load_archives(
             if kept:
                 archive.items += kept
                 archive.items.sort(key=lambda item: item.repository.parts)
-    return _checked(result, site_url, published, frozenset(kept_archives))
+    return _checked(result, site_url, published, frozenset(kept_archives), last_good)
+
+
+def _keep_taken_ibips(
+    result: CrawlResult,
+    taken: list[tuple[Item, Problem]],
+    last_good: Callable[[str, str], Item | None],
+) -> bool:
+    """Put back the last good publication of each item that now claims an IBIp another
+    repository held in the last build (its own IBIp would otherwise be gone: a published
+    identifier is kept, whichever way its descriptor broke).  True when one was put back."""
+    archives = {archive.name: archive for archive in result.archives}
+    kept = False
+    for item, problem in taken:
+        previous = last_good(item.archive, item.key)
+        if (
+            previous is None
+            or previous.repository.text != item.repository.text
+            or previous.ibip is None
+        ):
+            continue  # no IBIp of its own to lose: it stays published without the one claimed
+        archive = archives[item.archive]
+        archive.items = [previous if other is item else other for other in archive.items]
+        archive.problems += _noted([problem], {item.repository.text: previous})
+        kept = True
+    return kept
 
 
 def _withdraw(result: CrawlResult, failed: Mapping[str, str]) -> None:
@@ -232,9 +257,12 @@ def _checked(
     site_url: str,
     published: Published | None = None,
     kept: frozenset[str] = frozenset(),
+    last_good: Callable[[str, str], Item | None] | None = None,
 ) -> LoadedArchives:
     infos = [a.info for a in result.archives if a.info is not None]
     holdings = holdings_of(infos, result.items(), published)
+    if last_good is not None and _keep_taken_ibips(result, holdings.taken, last_good):
+        holdings = holdings_of(infos, result.items(), published)
     left_out = _left_out(result.problems)
     return LoadedArchives(
         result, holdings, lambda: storage_problems(holdings, left_out), site_url, kept=kept
@@ -290,7 +318,7 @@ def reload_repositories(
     result = CrawlResult(rebuilt)
     holdings = patch_holdings(previous.holdings, removed, added)
     if holdings is None:
-        return _checked(result, previous.site_url, published, previous.kept)
+        return _checked(result, previous.site_url, published, previous.kept, last_good)
     left_out = _left_out(result.problems)
     touched = frozenset(item.key for item in (*removed, *added))
     return LoadedArchives(

@@ -50,10 +50,12 @@ _SHOWN_CHARACTERS = 40
 class DescriptorError(Exception):
     """A descriptor that cannot be read as YAML: what was found, and what was expected."""
 
-    def __init__(self, found: str, expected: str | None = None) -> None:
+    def __init__(self, found: str, expected: str | None = None, key: str = "") -> None:
         super().__init__(found)
         self.found = found
         self.expected = expected
+        #: the top-level key whose value holds the fault, when one does ("" if none)
+        self.key = key
 
 
 def file_kind(mode: int) -> str:
@@ -104,7 +106,9 @@ def parse_descriptor(data: bytes) -> Any:
         finally:
             loader.dispose()
     except yaml.YAMLError as error:
-        raise DescriptorError(_yaml_message(error)) from None
+        mark = getattr(error, "problem_mark", None)
+        key = _key_at_line(text, mark.line) if mark is not None else ""
+        raise DescriptorError(_yaml_message(error), key=key) from None
     except (
         ValueError,
         TypeError,
@@ -115,6 +119,25 @@ def parse_descriptor(data: bytes) -> Any:
     ) as error:
         # a constructor this module does not wrap: no place to name, but never a traceback
         raise DescriptorError(f"YAML that cannot be read ({_short(str(error))})") from None
+
+
+#: a key of the top-level block mapping, at the start of its line
+_TOP_KEY = re.compile(
+    r"""^(?:"([^"\n]*)"|'([^'\n]*)'|([^\s#'"\-?:,\[\]{}][^:#\n]*?))[ \t]*:(?:[ \t]|$)"""
+)
+
+
+def _key_at_line(text: str, line: int) -> str:
+    """The top-level key whose value runs over `line` (0-based) of `text`: the last one
+    that starts at or before it, or "" for a document that is no block mapping."""
+    key = ""
+    for number, row in enumerate(text.split("\n", line + 1)[: line + 1]):
+        match = _TOP_KEY.match(row)
+        if match:
+            key = next(group for group in match.groups() if group is not None)
+        elif number == 0 and row.lstrip().startswith(("[", "{")):
+            return ""
+    return key if len(key) <= _SHOWN_CHARACTERS else ""
 
 
 def _text(data: bytes) -> str:
@@ -160,11 +183,14 @@ def _check_nesting(text: str) -> None:
                         f"lists or mappings nested over {MAX_NESTING} deep at line {mark.line + 1}, "
                         f"column {mark.column + 1}",
                         f"at most {MAX_NESTING} levels (archive-format.md, Limits)",
+                        _key_at_line(text, mark.line),
                     )
             elif isinstance(event, ends):
                 depth -= 1
     except yaml.YAMLError as error:
-        raise DescriptorError(_yaml_message(error)) from None
+        mark = getattr(error, "problem_mark", None)
+        key = _key_at_line(text, mark.line) if mark is not None else ""
+        raise DescriptorError(_yaml_message(error), key=key) from None
 
 
 def _yaml_message(error: yaml.YAMLError) -> str | DescriptorError:
@@ -221,6 +247,27 @@ def _expanded_size(root: yaml.Node) -> float:
     return sizes[id(root)]
 
 
+def _alias_error(size: float, root: yaml.Node) -> DescriptorError:
+    """The refusal of a document whose aliases expand too far (`size`), naming the
+    top-level key whose value does it."""
+    if size == math.inf:
+        found = "an alias inside its own anchor (a value that would never end)"
+        expected = "aliases of values written before them only"
+    else:
+        found = f"aliases that expand to over {MAX_DESCRIPTOR_BYTES:,} characters"
+        expected = (
+            f"a descriptor of at most {MAX_DESCRIPTOR_BYTES:,} characters with every alias "
+            "written out (archive-format.md, Limits)"
+        )
+    key = ""
+    if isinstance(root, yaml.MappingNode):
+        sized = [(_expanded_size(value), name) for name, value in root.value]
+        worst = max(sized, key=lambda pair: pair[0], default=(0, None))[1]
+        if isinstance(worst, yaml.ScalarNode) and len(worst.value) <= _SHOWN_CHARACTERS:
+            key = worst.value
+    return DescriptorError(found, expected, key)
+
+
 class _Loader(_BaseLoader):
     """The safe loader, with located errors for what it would raise without a place
     (ValueError, KeyError) and for duplicate keys (which it silently merges), and a bound
@@ -229,12 +276,10 @@ class _Loader(_BaseLoader):
     anchored = True  # the text may hold anchors (parse_descriptor knows better)
 
     def construct_document(self, node):
-        if self.anchored and _expanded_size(node) > MAX_DESCRIPTOR_BYTES:
-            raise DescriptorError(
-                f"aliases that expand to over {MAX_DESCRIPTOR_BYTES:,} characters",
-                f"a descriptor of at most {MAX_DESCRIPTOR_BYTES:,} characters with every alias "
-                "written out (archive-format.md, Limits)",
-            )
+        if self.anchored:
+            size = _expanded_size(node)
+            if size > MAX_DESCRIPTOR_BYTES:
+                raise _alias_error(size, node)
         return super().construct_document(node)
 
     def construct_object(self, node, deep=False):

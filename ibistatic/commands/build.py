@@ -84,25 +84,29 @@ def exit_status(problems, strict: bool, warnings=()) -> int:
 
 def problem_lines(problems) -> list[str]:
     """One line per problem, but at most ALIKE_WARNINGS of one kind of warning (same
-    Archive, what was found and what was expected), then one line with how many more."""
+    Archive, what was found and what was expected) and of the errors of one file, then
+    one line with how many more: a descriptor of 50,000 bad keys is 21 lines, not 50,000."""
+    from ..errors import printable
+
     shown: Counter = Counter()
     lines = []
     for problem in problems:
-        kind = (problem.archive, problem.found, problem.expected)
         if problem.severity == "warning":
-            shown[kind] += 1
-            if shown[kind] > ALIKE_WARNINGS:
-                continue
-        lines.append(str(problem))
-    for (archive, found, _), count in shown.items():
-        if count > ALIKE_WARNINGS:
-            from ..errors import printable
-
-            lines.append(
-                printable(
-                    f"warning: {archive}: ... and {count - ALIKE_WARNINGS:,} more warnings like this ({found})"
-                )
-            )
+            kind = ("warning", problem.archive, problem.found, problem.expected)
+        else:
+            kind = ("error", problem.archive, problem.path)
+        shown[kind] += 1
+        if shown[kind] <= ALIKE_WARNINGS:
+            lines.append(str(problem))
+    for (severity, archive, what, *_), count in shown.items():
+        if count <= ALIKE_WARNINGS:
+            continue
+        more = f"{count - ALIKE_WARNINGS:,} more"
+        if severity == "warning":
+            line = f"warning: {archive}: ... and {more} warnings like this ({what})"
+        else:
+            line = f"error: {archive}: {what}: ... and {more} errors in this file"
+        lines.append(printable(line))
     return lines
 
 

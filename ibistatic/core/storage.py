@@ -55,6 +55,10 @@ class Holdings:
     clash_problems: list[Problem] = field(default_factory=list)
     #: the items counted (core.census): made when first asked, patched by patch_holdings
     census: Census | None = field(default=None, repr=False, compare=False)
+    #: items that claimed an IBIp the last build published for another repository, each
+    #: with its problem: kept here without it, their last good publication may stand in
+    #: (ibistatic.archive.load)
+    taken: list[tuple[Item, Problem]] = field(default_factory=list)
 
     def counted(self) -> Census:
         if self.census is None:
@@ -236,7 +240,10 @@ def _one_repository_per_ibip(
         for item in claimants:
             if item.key != holder.key:
                 losers.add(id(item))
-                reported.append((item, _second_ibip(item, holder, held_before)))
+                problem = _second_ibip(item, holder, held_before)
+                reported.append((item, problem))
+                if held_before:
+                    holdings.taken.append((item, problem))
         holdings.contested.update(k for item in claimants for k in item.keys())
     return (
         [_without_ibip(item) if id(item) in losers else item for item in items] if losers else items
