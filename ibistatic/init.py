@@ -203,17 +203,31 @@ hosts: [github-pages]
 
 def _archive_text(project: Project, service_ibi: str) -> str:
     ip = f"deposit-ip: {project.ip}\n" if project.ip else ""
-    scheme = urlsplit(project.site_url).scheme  # an https site links its files over https too
     return f"""\
 # The Archive {project.name} (docs/archive-format.md).
 # address: its web address (host[:port]); file-url: where each file of doc/ is served.
 address: {project.address}
-file-url: {scheme}://{{address}}/col/{{repository}}/doc/{{path}}
+{_file_url_text(project)}
 # The IBI of the archive service, minted by `ibistatic init`.
 service-ibi: {service_ibi}
 # Where `ibistatic deposit --archive` mints new IBIs (docs/cli/deposit.md).
 deposit-host: {project.host}
 {ip}"""
+
+
+def _file_url_text(project: Project) -> str:
+    """The Archive's file-url: on the site's own host, the site publishes the documents
+    (at the paths a URLib Archive serves them, so a later server of its own keeps their
+    URLs); on another, that server serves them."""
+    site = urlsplit(project.site_url)
+    if project.address == site.netloc:
+        return (
+            "# The site publishes the files of doc/ itself, at col/<IBI>/doc/<file>; give the\n"
+            "# Archive a server of its own later by changing address and this line.\n"
+            'file-url: "{site}col/{repository}/doc/{path}"'
+        )
+    # an https site links its files over https too
+    return f"file-url: {site.scheme}://{{address}}/col/{{repository}}/doc/{{path}}"
 
 
 def _readme_text(project: Project, archive: str) -> str:

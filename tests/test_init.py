@@ -79,7 +79,7 @@ def test_the_files_of_a_new_project(tmp_path, capsys):
     info, problems = read_archive_info("theses", raw)
     assert problems == [] and info.address == "ibi.example.edu"
     assert raw["deposit-host"] == "bib.example.edu" and raw["deposit-ip"] == "150.163.34.243"
-    assert raw["file-url"] == "https://{address}/col/{repository}/doc/{path}"
+    assert raw["file-url"] == "{site}col/{repository}/doc/{path}"  # the site publishes them
     service = parse_ibi(raw["service-ibi"])
     assert service.form == "repository" and raw["service-ibi"].startswith("example.edu/bib/")
     readme = (project / "README.md").read_text()

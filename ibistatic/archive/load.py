@@ -191,6 +191,7 @@ def load_archives(
     result = crawl(roots, cache, progress, expect)
     if failed:
         _withdraw(result, failed)
+    _check_file_urls(result, site_url)
     kept_archives = set()
     for archive in result.archives:
         if last_archive is not None and _keep_last_archive(archive, last_archive):
@@ -229,6 +230,27 @@ def _keep_taken_ibips(
         archive.problems += _noted([problem], {item.repository.text: previous})
         kept = True
     return kept
+
+
+def _check_file_urls(result: CrawlResult, site_url: str) -> None:
+    """A warning for each Archive whose file-url names files nothing serves (a link
+    that would lead back to itself: core.properties.file_url_problem)."""
+    from ..core.properties import file_url_problem
+
+    for archive in result.archives:
+        why = archive.info and file_url_problem(archive.info, site_url)
+        if why:
+            archive.problems.append(
+                Problem(
+                    archive.name,
+                    "archive.yaml",
+                    "file-url",
+                    f"{archive.info.file_url!r}, which gives {why}",
+                    "{site}col/{repository}/doc/{path} (the site publishes the documents) "
+                    "or the address of the Archive's own server",
+                    "warning",
+                )
+            )
 
 
 def _withdraw(result: CrawlResult, failed: Mapping[str, str]) -> None:

@@ -35,7 +35,7 @@ from functools import lru_cache
 from typing import Protocol
 from urllib.parse import unquote, urlsplit
 
-from .facts import FORMATS
+from .facts import ARCHIVE_FILES, DOC_FOLDER, FORMATS
 from .identifiers import Ibi
 from .model import (
     DEFAULT_METADATA_URL,
@@ -424,6 +424,24 @@ def _format_url(
         + query
     )
     return None if unsafe_url(url) else url
+
+
+def file_url_problem(info: ArchiveInfo, site_url: str) -> str | None:
+    """Why the files `info.file_url` names would be links to nothing, or None: a URL on
+    the site's own host but not where the site publishes an Archive's documents (its
+    ``col/<repository>/doc/<file>``: site/outputs/documents.py).  Nothing serves such a
+    URL, so the site's not-found page resolves it, to itself: a link that loops."""
+    sample = "example.org/x/2020/01.01.00.00"
+    url = info.file_url.format(
+        address=info.address, repository=sample, ibip="", path="file.pdf", site=site_url
+    )
+    if url.startswith(f"{site_url}{ARCHIVE_FILES}{sample}{DOC_FOLDER}/"):
+        return None  # published by the site
+    own = urlsplit(site_url)
+    there = urlsplit(url)
+    if (there.hostname or "").lower() != (own.hostname or "").lower() or there.port != own.port:
+        return None  # another host's: the Archive's own server
+    return f"{url} for a file, on the site's own host outside its documents"
 
 
 def related_url(

@@ -28,6 +28,7 @@ from ..archive.observe import observing
 from ..config import SiteConfig
 from ..errors import Problem
 from ..progress import Progress
+from ..store.documents import prune
 from ..store.files import digest
 from ..store.generations import spare_ahead
 from ..store.layout import check_output, live_generation
@@ -37,6 +38,7 @@ from .facts import carried_digests, fold_facts
 from .hosts.checks import published_tree_warnings
 from .item_phase import ItemsFailed, render_items
 from .outputs import SiteContext
+from .outputs.documents import DOCUMENTS_FOLDER
 from .plan import Plan, last_published, nothing_to_do, plan_build
 from .site_phase import early_outputs, render_site
 from .state import State, fingerprint, load_state, save_state
@@ -266,6 +268,8 @@ class Publisher:
         # keeps both for its next republish
         with self.cache.saved() if self.persist else nullcontext():
             report = self._publish(loaded, full)
+        if full:  # the copies of documents no generation links (store/documents.py)
+            prune(self.config.cache_dir / DOCUMENTS_FOLDER)
         self.progress.finish()
         # the crawl cache was saved after the crawl and the file sums after the file lists
         # (watch saves both on stop, save_state): a second try would only warn twice

@@ -9,6 +9,7 @@
  */
 const IBISTATIC_BASE = __IBISTATIC_BASE__;
 const RESOLVER = globalThis.ibistatic;
+const FACTS = globalThis.ibistaticFacts;
 const ALERT_STATUS = {
   "not-found": 404, unavailable: 404, deleted: 410, conflict: 409, "no-original": 409, loop: 409,
 };
@@ -109,9 +110,20 @@ async function answer(request, env) {
   return alertPage(env, request, url, status, headers);
 }
 
+/** An Archive's file, col/<IBI>/doc/<file>: the site's own copy when it publishes one
+ * (site/outputs/documents.py), else a persistent URL like any other. */
+async function publishedDocument(request, env) {
+  const path = new URL(request.url).pathname.slice(IBISTATIC_BASE.length);
+  if (!path.startsWith(FACTS.archiveFiles) || path.indexOf(FACTS.docFolder + "/") === -1) return null;
+  const asset = await env.ASSETS.fetch(request);
+  return asset.ok ? asset : null;
+}
+
 export default {
   async fetch(request, env) {
     if (request.method === "GET" || request.method === "HEAD") {
+      const published = await publishedDocument(request, env);
+      if (published !== null) return published;
       const answered = await answer(request, env);
       if (answered !== null) return answered;
     }

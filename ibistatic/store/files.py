@@ -19,6 +19,7 @@ from pathlib import Path
 
 __all__ = [
     "File",
+    "Linked",
     "Tree",
     "Notice",
     "Files",
@@ -26,6 +27,7 @@ __all__ = [
     "pack",
     "unpack",
     "write_new",
+    "place",
     "batched",
     "DIGEST_SIZE",
 ]
@@ -34,11 +36,21 @@ DIGEST_SIZE = 16
 
 
 @dataclass(frozen=True, slots=True)
+class Linked:
+    """A file's bytes as a file already on disk (a document in the store's copies,
+    store/documents.py): hard-linked where it goes, copied where no link can be made."""
+
+    source: str
+    digest: bytes  # its bytes' digest (digest()), known without reading them
+
+
+@dataclass(frozen=True, slots=True)
 class File:
     """One file of the site, at `path` (relative, '/'-separated)."""
 
     path: str
-    data: bytes | str | None = None  # None: `lines`, or the last build's bytes (`kept`)
+    #: None: `lines`, or the last build's bytes (`kept`)
+    data: bytes | str | Linked | None = None
     lines: Iterable[str] | None = None  # a large text file, one line (no newline) at a time
     owner: str | None = None  # the repository key of the item this page is of; None: site-wide
     #: the sha256 the index's checksums.json lists for it (kept for the next update)
@@ -99,7 +111,7 @@ class Files:
         self.direct = str(direct) if direct is not None else None
         self._prefix = os.path.join(self.direct, "") if direct is not None else ""
         self.taken = taken  # paths another Files took first (a forked worker's parent's)
-        self.files: dict[str, bytes] = {}  # made, not yet written (no `direct`)
+        self.files: dict[str, bytes | Linked] = {}  # made, not yet written (no `direct`)
         self.digests: dict[str, bytes] = {}  # every file of the site so far
         self.written = 0
         self._made: set[str] = set()
@@ -150,16 +162,19 @@ class Files:
             if path in self.old and path not in self.digests
         ]
 
-    def _put_data(self, relative: str, data: bytes | str) -> None:
-        data = data.encode("utf-8") if isinstance(data, str) else data
-        self.digests[relative] = digest(data)
+    def _put_data(self, relative: str, data: bytes | str | Linked) -> None:
+        if isinstance(data, Linked):
+            self.digests[relative] = data.digest
+        else:
+            data = data.encode("utf-8") if isinstance(data, str) else data
+            self.digests[relative] = digest(data)
         if self.old.get(relative) == self.digests[relative]:
             return
         self.written += 1
         if self.direct is None:
             self.files[relative] = data
             return
-        write_new(self._path(relative), data)
+        place(self._path(relative), data)
 
     def _put_lines(self, relative: str, lines: Iterable[str]) -> None:
         """Straight to disk a batch of lines at a time, else as _put_data()."""
@@ -205,6 +220,22 @@ def _make_directory(directory: str) -> None:
         os.makedirs(directory, exist_ok=True)
     except FileExistsError:
         pass
+
+
+def place(path: str, data: bytes | Linked) -> None:
+    """Make the new file `path` of `data`: written, or linked to its source."""
+    if not isinstance(data, Linked):
+        write_new(path, data)
+        return
+    try:
+        os.link(data.source, path)
+    except OSError:  # another file system, or one without hard links: a copy
+        import shutil
+
+        try:
+            shutil.copyfile(data.source, path)
+        except OSError as error:
+            raise OSError(error.errno, error.strerror, path) from None
 
 
 def write_new(path: str, data: bytes) -> None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import PublishError
-from .files import Tree, write_new
+from .files import Linked, Tree, place
 from .layout import generations, live_generation, write_marker
 from .swap import clean_folder, clone_tree, discard, point, remove_file, remove_stale, sync_paths
 
@@ -156,14 +156,14 @@ def spare_ahead(output: Path, live: Publication) -> Publication:
     return Publication(live.generation, name, frozenset())
 
 
-def replace_files(root: Path, files: dict[str, bytes]) -> None:
+def replace_files(root: Path, files: dict[str, bytes | Linked]) -> None:
     """Write `files` under `root`, each as a new file renamed over the old: a file a
     generation shares with another (a hard link) is never changed in place."""
     for relative in sorted(files):
         path = os.path.join(root, *relative.split("/"))
         os.makedirs(os.path.dirname(path), exist_ok=True)
         temporary = f"{path}.{os.getpid()}.tmp"
-        write_new(temporary, files[relative])
+        place(temporary, files[relative])
         os.replace(temporary, path)
 
 

@@ -32,6 +32,7 @@ from http import HTTPStatus
 from pathlib import Path
 from typing import NamedTuple
 
+from ..core.facts import ARCHIVE_FILES, DOC_FOLDER
 from ..core.http import http_answer
 from ..core.properties import new_urlkey
 from ..errors import IbistaticError
@@ -134,6 +135,10 @@ class ArchiveApp:
         answer = self.resolver.precomputed(target[1:])
         if answer is not None:
             return self._resolved(answer, target)
+        if self.static is not None and _is_document(target):
+            found = self.static.respond(target, headers)
+            if found is not None:  # the site publishes it (site/outputs/documents.py)
+                return found
         if self.static is not None and not _in_ibi_folder(target):
             found = self.static.respond(target, headers)
             if found is not None:
@@ -220,6 +225,12 @@ def page(status: int, title: str, message: str, url: str, extra=()) -> Response:
         title=html.escape(title), message=html.escape(message), url=html.escape(url)
     ).encode("utf-8")
     return Response(int(status), _content("text/html; charset=utf-8", body, extra), body)
+
+
+def _is_document(target: str) -> bool:
+    """Whether `target` is the path of an Archive's file, ``/col/<IBI>/doc/<file>``: the
+    site's own copy when it publishes one, else a persistent URL that is resolved."""
+    return target.startswith("/" + ARCHIVE_FILES) and DOC_FOLDER + "/" in target
 
 
 def _in_ibi_folder(target: str) -> bool:

@@ -26,6 +26,7 @@ from ..state import State
 from . import (
     assets,
     catalog,
+    documents,
     host_files,
     index_files,
     item_pages,
@@ -109,6 +110,7 @@ ITEM_OUTPUTS: tuple[Output, ...] = (
     redirect_pages.OUTPUT,
     item_pages.OUTPUT,
     record_pages.OUTPUT,
+    documents.OUTPUT,
 )
 #: rendered once for the whole site, after the items, in this order
 SITE_OUTPUTS: tuple[Output, ...] = (
