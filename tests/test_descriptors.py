@@ -575,6 +575,25 @@ def test_unknown_key_is_a_warning_and_the_item_is_kept(key):
     assert problems == [f"{W}: {key}: an unknown key; expected {ITEM_KEYS}"]
 
 
+@pytest.mark.parametrize(
+    "creators, flagged",
+    [
+        (["Silva", "A.", "Costa", "B."], [1, 3]),  # [Silva, A., Costa, B.] in a flow list
+        (["Souza", "J.-P."], [1]),
+        (["Silva, A.", "Costa, B."], []),  # quoted: one name a value
+        (["A.", "Silva"], []),  # initials first: a name of its own
+        (["Silva", "Costa"], []),
+    ],
+)
+def test_names_split_by_a_flow_lists_commas_are_a_warning(creators, flagged):
+    item, problems = _item(_original(dublin_core={"title": "T", "creator": creators}))
+    assert item is not None and item.dublin_core[1] == ("creator", tuple(creators))
+    assert [p.split(": ")[3] for p in problems] == [
+        f"dublin-core.creator[{index}]" for index in flagged
+    ]
+    assert all(p.startswith("warning: ") and "initials alone after" in p for p in problems)
+
+
 # --- archive.yaml ----------------------------------------------------------------------
 
 SERVICE = "sid.inpe.br/mtc-m18@80/2008/03.17.15.17"

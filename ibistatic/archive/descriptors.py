@@ -389,8 +389,27 @@ def _dublin_core(
                 texts.append(text.isoformat())
             else:
                 c.error(f"{key}.{element}", _shown(text), "a string or a list of strings")
+        _split_names(c, f"{key}.{element}", texts)
         elements.append((str(element), tuple(texts)))
     return tuple(elements)
+
+
+#: a value that is only initials ("A.", "A. B.", "J.-P."): the second half of a name
+_INITIALS = re.compile(r"(?:[^\W\d_](?:\.|\.-[^\W\d_]\.)\s*)+")
+
+
+def _split_names(c: Collector, key: str, texts: list[str]) -> None:
+    """`[Silva, A., Costa, B.]` is a YAML flow list of four strings: the comma in each
+    name splits it.  Initials alone after a value are most likely such a split name."""
+    for index in range(1, len(texts)):
+        if _INITIALS.fullmatch(texts[index].strip()) and not _INITIALS.fullmatch(texts[index - 1]):
+            joined = f"{texts[index - 1]}, {texts[index].strip()}"
+            c.warning(
+                f"{key}[{index}]",
+                f"{texts[index]!r}, initials alone after {texts[index - 1]!r}",
+                f"one name a value: quote names that hold a comma (['{joined}'], or one "
+                "name a line under the key)",
+            )
 
 
 def _target(c: Collector, key: str, value: Any, context: dict) -> str | None:
