@@ -161,3 +161,42 @@ def test_pip_install_of_the_source_folder(wheel, tmp_path):
     work.mkdir()
     _run([home / "bin" / "ibistatic", "build", "--output", work / "out"], cwd=work)
     assert (work / "out" / "8JMKD3MGP8W/35MMLL8/index.html").is_file()
+
+
+@pytest.mark.skipif(shutil.which("curl") is None, reason="needs curl")
+def test_the_installed_tool_deposit_build_serve_and_curl_reach_each_document(venv, tmp_path):
+    """A new user's first links (issue 38): init, a report, its translation and a new
+    edition, build, serve; curl follows each persistent URL to the deposited bytes."""
+    from serve_process import free_port, running
+
+    tool = venv / "bin" / "ibistatic"
+    port = free_port()
+    site_url = f"http://localhost:{port}/"
+    _run([tool, "init", "library", "--site-url", site_url, "--host", "ibi.example.org"],
+         cwd=tmp_path)  # fmt: skip
+    project = tmp_path / "library"
+    deposits = [
+        ("report.pdf", b"%PDF-1.4 the report\n", ["--language", "en"]),
+        ("relatorio.pdf", b"%PDF-1.4 o relatorio\n", ["--language", "pt", "--translation-of"]),
+        ("report-2.pdf", b"%PDF-1.4 the second edition\n", ["--edition-of"]),
+    ]
+    repositories = {}
+    first = None
+    for name, data, options in deposits:
+        (project / name).write_bytes(data)
+        if options[-1].endswith("-of"):
+            options = [*options, first]
+        deposited = _run([tool, "deposit", name, "--archive", "archives/archive", "--title",
+                          name, "--json", *options], cwd=project)  # fmt: skip
+        repository = json.loads(deposited)["repository"]
+        first = first or repository
+        repositories[repository] = data
+    _run([tool, "build", "--strict"], cwd=project)
+    serve = [str(tool), "serve", str(project / "site"), "--port", str(port)]
+    with running(serve, port, env={"PYTHONPATH": ""}):  # the venv's ibistatic, not the checkout
+        for repository, data in repositories.items():
+            got = subprocess.run(
+                ["curl", "-sSL", "--max-redirs", "3", f"{site_url}{repository}"],
+                capture_output=True, timeout=30, check=True,
+            )  # fmt: skip
+            assert got.stdout == data, repository
