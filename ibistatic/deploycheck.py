@@ -11,11 +11,13 @@ Asking the deployment (HTTP, no redirect followed) is ``commands/check_deploymen
 
 from __future__ import annotations
 
+import html
 import random
 import re
 from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
 from typing import NamedTuple
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 from .core.facts import FORMATS, URL_PATH_SAFE
 from .core.http import http_answer
@@ -32,7 +34,18 @@ __all__ = [
     "sample_forms",
     "expected_answer",
     "report_lines",
+    "Served",
+    "STATIC_HOSTS",
+    "IN_BROWSER",
+    "static_problem",
 ]
+
+#: host profiles that answer from files and rules, not a resolver: a persistent URL
+#: without a rule gets its page (200) or 404.html (404), and the browser resolves it
+STATIC_HOSTS = ("github-pages", "netlify", "s3")
+#: a static host's right answer that the browser's resolver completes (a page whose
+#: script resolves the form, or 404.html), not one checked here to the letter
+IN_BROWSER = "left to the browser"
 
 #: The kinds of form, in the order a sample takes them (each kind is represented).
 FORM_KINDS = (
@@ -74,16 +87,35 @@ class Answer(NamedTuple):
     location: str | None
 
 
+class Served(NamedTuple):
+    """A static host's answer: the Answer's fields and the body (its pages are judged
+    by what they are)."""
+
+    status: int
+    location: str | None
+    body: bytes
+
+
 class Checked(NamedTuple):
-    """A form, the answer it must get and the answer it got (or why none came)."""
+    """A form, the answer it must get and the answer it got (or why none came); judged
+    as a static host answers (:func:`static_problem`) when `static` is that judgement."""
 
     form: UrlForm
     expected: Answer
-    got: Answer | str
+    got: Answer | Served | str
+    #: a static host's answer judged: "" right, IN_BROWSER right and left to the
+    #: browser's resolver, else why it is wrong; None: judged as a server
+    static: str | None = None
 
     @property
     def matches(self) -> bool:
-        return self.got == self.expected
+        if self.static is not None:
+            return self.static in ("", IN_BROWSER)
+        return not isinstance(self.got, str) and self.got[:2] == self.expected[:2]
+
+    @property
+    def in_browser(self) -> bool:
+        return self.static == IN_BROWSER
 
 
 def encoded(path: str) -> str:
@@ -207,6 +239,45 @@ def expected_answer(resolver, form: UrlForm) -> Answer:
     return Answer(answer.status, answer.location)
 
 
+_CANONICAL = re.compile(rb'<link rel="canonical" href="([^"]*)">')
+
+
+def static_problem(site, form: UrlForm, expected: Answer, got: Served | str) -> str:
+    """How a static host serving the built `site` (a folder) answered `form`: "" right,
+    IN_BROWSER right with the browser's resolver to complete it, else why it is wrong.
+
+    Such a host answers with the build's own mechanisms only: a rule of its host files
+    (a redirect, which must be the one ``serve`` gives), the page the build wrote for the
+    form (a redirect page must lead where ``serve`` would, unless a query, the browser's
+    languages or a file named index.html change the answer: its script resolves those),
+    or 404.html, whose script resolves any other form in the browser (the same resolver:
+    tests/test_site_browser.py and test_browser_parity.py check it there)."""
+    if isinstance(got, str):
+        return got
+    if got[:2] == expected[:2]:
+        return ""
+    if 300 <= got.status < 400:
+        return "a redirect other than the resolver's"
+    if got.status == 404:
+        page = Path(site) / "404.html"
+        right = page.is_file() and got.body == page.read_bytes()
+        return IN_BROWSER if right else "a 404 without the site's 404.html"
+    if got.status != 200:
+        return f"status {got.status}"
+    path = unquote(form.target.partition("?")[0])
+    pages = [Path(site) / path / "index.html"]
+    if path.endswith("/index.html"):  # the item's file index.html, or the form's page
+        pages.append(Path(site) / path)
+    if not any(page.is_file() and got.body == page.read_bytes() for page in pages):
+        return "a page other than the build's"
+    found = _CANONICAL.search(got.body)
+    resolved_here = "?" in form.target or form.accept_language or path.endswith("/index.html")
+    if found is None or resolved_here or expected.location is None:
+        return IN_BROWSER  # an alert page, or a form its script resolves
+    target = html.unescape(found.group(1).decode("utf-8", "replace"))
+    return "" if target == expected.location else f"a page leading to {target}"
+
+
 def _shown(answer: Answer | str) -> str:
     if isinstance(answer, str):
         return answer
@@ -224,14 +295,23 @@ def report_lines(base_url: str, checked: Sequence[Checked]) -> list[str]:
             f"DIFFERS {base_url}{item.form.target}"
             + (language if item.form.accept_language else ""),
             f"    expected {_shown(item.expected)}",
-            f"    got      {_shown(item.got)}",
+            f"    got      {_shown(item.got)}"
+            + (f" ({item.static})" if item.static and not isinstance(item.got, str) else ""),
         ]
-    lines.append(f"{'kind':<12} {'asked':>6} {'differ':>6}")
+    static = any(item.static is not None for item in checked)
+    browser = f" {'browser':>7}" if static else ""
+    lines.append(f"{'kind':<12} {'asked':>6} {'differ':>6}{browser}")
     for kind in FORM_KINDS:
         asked = [item for item in checked if item.form.kind == kind]
         if asked:
             differ = sum(1 for item in asked if not item.matches)
-            lines.append(f"{kind:<12} {len(asked):>6} {differ:>6}")
+            left = sum(1 for item in asked if item.in_browser)
+            lines.append(
+                f"{kind:<12} {len(asked):>6} {differ:>6}" + (f" {left:>7}" if static else "")
+            )
     verdict = "all match" if not wrong else f"{len(wrong)} differ"
+    if static:
+        left = sum(1 for item in checked if item.in_browser)
+        verdict += f" ({left} left to the browser's resolver, as the host can do no more)"
     lines.append(f"{len(checked)} persistent URL forms asked of {base_url}: {verdict}")
     return lines

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 import pytest
@@ -260,3 +261,82 @@ def test_an_unreachable_deployment_exits_2(sample_site, capsys):
     status, lines, err = check(capsys, base, "--index", str(sample_site), "--timeout", "2")
     assert (status, lines) == (2, [])
     assert err.startswith(f"ibistatic check-deployment: {base}: unreachable (no answer: ")
+
+
+# --- --host: a static host judged by what it can do (issue 38) ---------------------------
+
+
+@pytest.fixture(scope="module")
+def pages_site(tmp_path_factory):
+    """The sample built for GitHub Pages, copied so that a test may break it."""
+    from dataclasses import replace
+
+    from ibistatic.config import load_config
+    from ibistatic.site.build import build_site
+    from site_helpers import SAMPLE, write_config
+
+    folder = tmp_path_factory.mktemp("pages")
+    config = load_config(write_config(folder, [SAMPLE / "mtc-m16c", SAMPLE / "mtc-m16d"]))
+    build_site(replace(config, hosts=("github-pages",)))
+    return config.output.resolve()
+
+
+def _static_host(site):
+    from site_helpers import SiteServer
+
+    return SiteServer(site).running()
+
+
+def test_a_static_host_is_judged_by_what_it_can_do(pages_site, capsys):
+    """GitHub Pages-like (files, a 301 to add the slash, 404.html): as a server most forms
+    differ; as the host it is, every form is right, the pages' targets checked."""
+    with _static_host(pages_site) as host:
+        url = f"http://127.0.0.1:{host.port}/"
+        status, lines, _ = check(capsys, url, "--index", str(pages_site), "--sample", "300")
+        assert status == 1 and lines[-1].endswith(" differ")
+        status, lines, err = check(
+            capsys, url, "--index", str(pages_site), "--sample", "all", "--host", "github-pages"
+        )
+    assert (status, err) == (0, ""), lines[-20:]
+    assert lines[0] == "kind          asked differ browser"
+    assert re.fullmatch(
+        rf"\d+ persistent URL forms asked of {re.escape(url)}: all match \(\d+ left to the "
+        r"browser's resolver, as the host can do no more\)",
+        lines[-1],
+    )
+    precomputed = next(line for line in lines if line.startswith("precomputed"))
+    asked, differ, browser = map(int, precomputed.split()[1:])
+    assert differ == 0 and browser < asked / 4  # most pages' targets checked here
+
+
+def test_a_static_host_serving_a_wrong_page_or_no_404_page_differs(pages_site, tmp_path, capsys):
+    import shutil
+
+    broken = tmp_path / "site"
+    shutil.copytree(pages_site, broken)
+    page = broken / "8JMKD3MGP8W/35MMLL8/index.html"
+    page.write_text(
+        page.read_text().replace(
+            'rel="canonical" href="', 'rel="canonical" href="http://elsewhere/'
+        )
+    )
+    (broken / "404.html").write_text("<!DOCTYPE html><title>Not found</title>\n")
+    with _static_host(broken) as host:
+        url = f"http://127.0.0.1:{host.port}/"
+        argv = ("--sample", "all", "--host", "github-pages")
+        status, lines, _ = check(capsys, url, "--index", str(broken), *argv)
+        assert status == 1
+        text = "\n".join(lines)
+        assert f"DIFFERS {url}8JMKD3MGP8W/35MMLL8\n" in text
+        assert "(a page leading to http://elsewhere/" in text  # its own page, a wrong target
+        status, lines, _ = check(capsys, url, "--index", str(pages_site), *argv)
+    assert status == 1
+    text = "\n".join(lines)
+    assert (
+        "(a page other than the build's)" in text and "(a 404 without the site's 404.html)" in text
+    )
+
+
+def test_an_unknown_host_profile_is_refused(pages_site, capsys):
+    status, _, err = check(capsys, "http://h/", "--index", str(pages_site), "--host", "geocities")
+    assert status == 2 and "--host 'geocities': expected one of " in err

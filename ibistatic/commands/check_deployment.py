@@ -6,6 +6,7 @@ from __future__ import annotations
 import http.client
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from urllib.parse import urlsplit
 
 from ..errors import IbistaticError, UsageError, printable
@@ -13,6 +14,8 @@ from ..errors import IbistaticError, UsageError, printable
 #: forms asked when --sample is not given (spread over every kind)
 DEFAULT_SAMPLE = 1000
 MAX_CONCURRENCY = 32
+#: the most of a body read (a static host's page is a few kB; 404.html tens)
+MAX_BODY = 4 << 20
 
 
 class DeploymentUnreachable(IbistaticError):
@@ -53,6 +56,13 @@ def add_parser(subparsers) -> None:
         default=4,
         help=f"requests at once, one kept-alive connection each (default 4, at most {MAX_CONCURRENCY})",
     )
+    parser.add_argument(
+        "--host",
+        metavar="PROFILE",
+        help="judge by what this host profile can do (docs/hosting.md): github-pages, "
+        "netlify and s3 answer with the build's pages, 404.html and rules, the browser "
+        "resolving the rest; others (the default) must answer as `ibistatic serve` does",
+    )
     parser.set_defaults(func=run)
 
 
@@ -75,20 +85,45 @@ def run(args) -> int:
         raise UsageError(f"--concurrency {args.concurrency}: expected 1 to {MAX_CONCURRENCY}")
     if not args.timeout > 0:
         raise UsageError(f"--timeout {args.timeout}: expected a number of seconds above 0")
-    resolver = Resolver(args.index or _default_index())
+    index = args.index or _default_index()
+    site = _static_site(args.host, index)
+    resolver = Resolver(index)
     forms = deploycheck.url_forms(resolver.index, items=args.sample)
     forms = deploycheck.sample_forms(forms, args.sample)
     expected = [deploycheck.expected_answer(resolver, form) for form in forms]
-    asker = Asker(base, args.timeout)
+    asker = Asker(base, args.timeout, bodies=site is not None)
     first = asker.ask(forms[0])
     if isinstance(first, str):
         raise DeploymentUnreachable(printable(f"{base}: unreachable ({first})"))
     with ThreadPoolExecutor(args.concurrency) as pool:
         got = [first, *pool.map(asker.ask, forms[1:])]
     checked = [deploycheck.Checked(*row) for row in zip(forms, expected, got)]
+    if site is not None:
+        checked = [
+            item._replace(static=deploycheck.static_problem(site, *item[:3])) for item in checked
+        ]
     for line in deploycheck.report_lines(base, checked):
         print(printable(line))
     return 0 if all(item.matches for item in checked) else 1
+
+
+def _static_site(host: str | None, index: str) -> Path | None:
+    """The built site a static host serves (to compare its pages), or None when `host`
+    is judged as a server."""
+    from ..deploycheck import STATIC_HOSTS
+    from ..site.hosts import HOST_NAMES
+
+    if host is None:
+        return None
+    if host not in HOST_NAMES:
+        raise UsageError(f"--host {host!r}: expected one of {', '.join(HOST_NAMES)}")
+    if host not in STATIC_HOSTS:
+        return None
+    site = Path(index)
+    site = site.parent if site.name == "index" else site
+    if not (site / "404.html").is_file():
+        raise UsageError(f"--host {host}: --index {index} is no built site (no 404.html)")
+    return site
 
 
 def _base_url(text: str) -> str:
@@ -112,9 +147,9 @@ class Asker:
     """GET requests to one deployment: one kept-alive connection per thread, redirects
     not followed; an answer is (status, Location), or why none came."""
 
-    def __init__(self, base: str, timeout: float) -> None:
+    def __init__(self, base: str, timeout: float, bodies: bool = False) -> None:
         from .. import __version__
-        from ..deploycheck import Answer
+        from ..deploycheck import Answer, Served
 
         parts = urlsplit(base)
         self.secure = parts.scheme == "https"
@@ -123,7 +158,10 @@ class Asker:
         self.timeout = timeout
         self.agent = f"ibistatic-check-deployment/{__version__}"
         self.local = threading.local()
-        self.answer = Answer
+        self.answer = Served if bodies else Answer
+        #: keep each body (a static host's page is judged by it), and follow a redirect
+        #: that only adds a slash (GitHub Pages sends /IBI to /IBI/)
+        self.bodies = bodies
 
     def _connection(self) -> http.client.HTTPConnection:
         connection = getattr(self.local, "connection", None)
@@ -140,18 +178,29 @@ class Asker:
         self.local.connection = None
 
     def ask(self, form):
+        target = self.path + form.target
+        answer = self._get(target, form.accept_language)
+        if self.bodies and not isinstance(answer, str) and answer.status in (301, 302):
+            path, _, query = target.partition("?")
+            slashed = path + "/" + (f"?{query}" if query else "")
+            if (answer.location or "").endswith(slashed):
+                return self._get(slashed, form.accept_language)
+        return answer
+
+    def _get(self, target: str, accept_language: str | None):
         headers = {"User-Agent": self.agent}
-        if form.accept_language:
-            headers["Accept-Language"] = form.accept_language
+        if accept_language:
+            headers["Accept-Language"] = accept_language
         for attempt in range(2):  # a kept-alive connection the server closed: once more
             try:
                 connection = self._connection()
-                connection.request("GET", self.path + form.target, headers=headers)
+                connection.request("GET", target, headers=headers)
                 response = connection.getresponse()
-                response.read()
-                if response.will_close:
+                body = response.read(MAX_BODY + 1)
+                if len(body) > MAX_BODY or response.will_close:
                     self._drop()
-                return self.answer(response.status, response.getheader("Location"))
+                found = (response.status, response.getheader("Location"))
+                return self.answer(*found, body) if self.bodies else self.answer(*found)
             except (OSError, http.client.HTTPException) as error:
                 self._drop()
                 if attempt:
