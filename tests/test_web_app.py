@@ -67,6 +67,29 @@ def test_a_persistent_url_is_a_redirect_and_its_folder_the_page(app, site):
     assert (status, body) == (200, (site / "8JMKD3MGP8W" / "35MMLL8" / "index.html").read_bytes())
 
 
+@pytest.mark.parametrize(
+    "target, location",
+    [
+        # ARK's ?info: the item's record page, by either form of its IBI
+        ("/8JMKD3MGP8W/35MMLL8?info", "record/sid.inpe.br/mtc-m18@80/2009/07.21.14.43/"),
+        ("/sid.inpe.br/mtc-m18@80/2009/07.21.14.43?info", "record/sid.inpe.br/mtc-m18@80/2009/07.21.14.43/"),
+        # URLib's ??: its metadata, as the ':' modifier answers
+        ("/8JMKD3MGP8W/35MMLL8??", "metadata/sid.inpe.br/mtc-m18@80/2009/07.21.14.43/"),
+    ],
+)  # fmt: skip
+def test_the_inflections_of_ark_and_urlib_lead_to_the_record_and_the_metadata(
+    app, target, location
+):
+    status, headers, _ = get(app, target)
+    assert (status, headers["Location"]) == (303, "http://ibi.example.org/" + location)
+    if target.endswith("??"):
+        assert get(app, target[:-2] + ":")[:2] == (status, headers)
+
+
+def test_an_inflection_of_an_ibi_nobody_holds_is_its_not_found_alert(app):
+    assert get(app, "/8JMKD3MGP8W/99999?info")[0] == 404
+
+
 def test_a_folder_without_its_slash_is_sent_to_it(app):
     folder = "/metadata/sid.inpe.br/mtc-m18/2012/07.12.18.08"
     status, headers, _ = get(app, folder + "?x=1")

@@ -31,9 +31,10 @@ from collections.abc import Callable, Mapping
 from http import HTTPStatus
 from pathlib import Path
 from typing import NamedTuple
+from urllib.parse import quote
 
-from ..core.facts import ARCHIVE_FILES, DOC_FOLDER
-from ..core.http import http_answer
+from ..core.facts import ARCHIVE_FILES, DOC_FOLDER, URL_PATH_SAFE
+from ..core.http import header_value, http_answer
 from ..core.properties import new_urlkey
 from ..errors import IbistaticError
 from ..index.reader import find_index_dir
@@ -132,6 +133,9 @@ class ArchiveApp:
             status, text = service
             data = text.encode("ascii", "replace")
             return Response(int(status), _content("text/plain; charset=us-ascii", data), data)
+        inflected = self._inflected(target, headers, client_ip)
+        if inflected is not None:
+            return inflected
         answer = self.resolver.precomputed(target[1:])
         if answer is not None:
             return self._resolved(answer, target)
@@ -163,6 +167,27 @@ class ArchiveApp:
         if answer.location is None:
             return page(answer.status, result.alert, result.message, target, answer.headers)
         return Response(answer.status, answer.headers + (("Content-Length", "0"),), b"")
+
+    def _inflected(self, target: str, headers, client_ip) -> Response | None:
+        """The habits of neighbouring schemes: ARK's ``?info`` leads to the item's record
+        page (an IBI the index does not hold: its not-found alert), URLib's ``??`` to its
+        metadata (the ``:`` modifier); None for any other target."""
+        if target.endswith("??"):
+            return self._answer("GET", target[:-2] + ":", headers, client_ip)
+        if not target.endswith("?info") or target == "/?info":
+            return None
+        from ..index.sharding import canonical_key
+        from ..site.signposting import record_path
+
+        ibi = target[1 : -len("?info")]
+        records = self.resolver.index.records(canonical_key(ibi))
+        if not records:
+            return self._answer("GET", target[: -len("?info")], headers, client_ip)
+        page = self.resolver.index.site_url + quote(
+            record_path(canonical_key(records[0]["repository"])), safe=URL_PATH_SAFE
+        )
+        headers = (("Location", header_value(page)), ("Content-Length", "0"))
+        return Response(HTTPStatus.SEE_OTHER, headers, b"")
 
     def _home(self) -> Response:
         site = self.resolver.index.site_url
