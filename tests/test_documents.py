@@ -236,3 +236,27 @@ def test_chromium_on_a_plain_static_host_follows_the_link_to_the_document_once(t
     asked = [request.path for request in site.log.snapshot()]
     assert asked.count(document) == 1, asked  # reached once, and no loop
     assert foreign(landing.log.snapshot()) == []  # nothing off the site
+
+
+@pytest.mark.skipif(shutil.which("curl") is None, reason="needs curl")
+def test_serve_streams_a_large_document(tmp_path):
+    """A document of 80 MiB (over what serve reads whole) arrives whole, in chunks."""
+    port = free_port()
+    project = new_project(tmp_path, f"http://localhost:{port}/")
+    data = os.urandom(1 << 20) * 80
+    repository = deposit(project, "scan.tif", data)
+    assert ibistatic("build", cwd=project).returncode == 0
+    serve = [sys.executable, "-m", "ibistatic", "serve", str(project / "site"), "--port", str(port)]
+    with running(serve, port):
+        got = subprocess.run(
+            ["curl", "-sSL", "-o", str(tmp_path / "got"), "-w", "%{http_code} %{size_download}",
+             f"http://localhost:{port}/{repository}"],
+            capture_output=True, timeout=120, check=True,
+        )  # fmt: skip
+        assert got.stdout == f"200 {len(data)}".encode()
+        assert (tmp_path / "got").read_bytes() == data
+        head = subprocess.run(
+            ["curl", "-sSI", f"http://localhost:{port}/col/{repository}/doc/scan.tif"],
+            capture_output=True, timeout=30, check=True,
+        )  # fmt: skip
+        assert f"content-length: {len(data)}".encode() in head.stdout.lower()

@@ -26,6 +26,7 @@ from urllib.parse import quote
 
 from .app import ArchiveApp, text_response
 from .limits import client_key
+from .static import FileBody
 
 __all__ = ["AsgiApp", "asgi_app", "from_environment"]
 
@@ -62,7 +63,12 @@ class AsgiApp:
                 ],
             }
         )
-        await send({"type": "http.response.body", "body": response.body})
+        if isinstance(response.body, FileBody):
+            for chunk in response.body.chunks():
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            await send({"type": "http.response.body", "body": b""})
+        else:
+            await send({"type": "http.response.body", "body": response.body})
 
     def respond(self, scope):
         try:

@@ -40,8 +40,34 @@ _TYPES = {
     ".woff2": "font/woff2",
 }
 _NAMED = {"_redirects": "text/plain; charset=utf-8", "_headers": "text/plain; charset=utf-8"}
-#: files larger than this are not served (the built site has none; a stray one costs no memory)
-MAX_FILE_BYTES = 64 * 1024 * 1024
+#: files up to this size are read whole into the answer; a larger one (a document the
+#: site publishes) is sent a chunk at a time (FileBody), so memory stays bounded
+WHOLE_FILE_BYTES = 1 << 20
+#: the chunks a FileBody is sent in
+CHUNK_BYTES = 256 << 10
+
+
+class FileBody:
+    """A large file's body: sent `CHUNK_BYTES` at a time by the ASGI and WSGI adapters,
+    from the file opened when the answer was made (a later build swapping the site
+    changes nothing of an answer under way)."""
+
+    def __init__(self, path: Path, size: int) -> None:
+        self.handle = open(path, "rb")  # noqa: SIM115 - closed by chunks() or __del__
+        self.size = size
+
+    def chunks(self):
+        try:
+            while chunk := self.handle.read(CHUNK_BYTES):
+                yield chunk
+        finally:
+            self.handle.close()
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __del__(self) -> None:
+        self.handle.close()
 
 
 def content_type(name: str) -> str:
@@ -146,14 +172,14 @@ class StaticFiles:
         from .app import Response
 
         stat = path.stat()
-        if stat.st_size > MAX_FILE_BYTES:
-            return None
         etag = f'"{stat.st_mtime_ns:x}-{stat.st_size:x}"'
         modified = formatdate(stat.st_mtime, usegmt=True)
         common = (("ETag", etag), ("Last-Modified", modified), *extra)
         if _not_modified(headers, etag, stat.st_mtime):
             return Response(304, common, b"")
-        data = path.read_bytes()
+        data = (
+            path.read_bytes() if stat.st_size <= WHOLE_FILE_BYTES else FileBody(path, stat.st_size)
+        )
         return Response(
             200,
             common

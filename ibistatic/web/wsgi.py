@@ -19,6 +19,7 @@ from urllib.parse import quote
 
 from .app import ArchiveApp, text_response
 from .asgi import _PATH_SAFE, site_from_environment
+from .static import FileBody
 
 __all__ = ["WsgiApp", "wsgi_app", "from_environment"]
 
@@ -31,6 +32,8 @@ class WsgiApp:
         response = self.respond(environ)
         status = HTTPStatus(response.status)
         start_response(f"{status.value} {status.phrase}", list(response.headers))
+        if isinstance(response.body, FileBody):
+            return response.body.chunks()
         return [response.body]
 
     def respond(self, environ):
