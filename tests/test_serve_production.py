@@ -119,9 +119,11 @@ def test_files_etags_and_the_service_pass_through(proxied):
 
 def test_bad_requests_are_answered_through_nginx(proxied):
     port, _ = proxied
-    status, headers, body = ask(port, "GET", "/%ff%fe")  # nginx passes it on: no URL, 400
+    status, headers, body = ask(port, "GET", "/%ff%fe/x")  # nginx passes it on: no URL, 400
     assert (status, headers["Content-Type"]) == (400, "text/html; charset=utf-8")
     assert b"<h1>Not a persistent URL</h1>" in body
+    status, _, body = ask(port, "GET", "/%ff%fe")  # one segment is never an IBI: not found
+    assert (status, b"<h1>Resolving a persistent URL") == (404, body[body.index(b"<h1>") :][:30])
     assert ask(port, "GET", "/x%zz")[0] == 400  # nginx's own 400: it decodes paths first
 
 

@@ -311,3 +311,19 @@ def test_files_come_from_the_generation_a_rebuild_points_at(tmp_path):
     while get(app, "/sitemap.xml")[2] != expected and time.monotonic() < deadline:
         time.sleep(0.1)
     assert get(app, "/sitemap.xml")[2] == expected
+
+
+@pytest.mark.parametrize("target", ["/favicon.ico", "/8JMKD3MGP8W/99999", "/nothing-here?x=1"])
+def test_not_found_is_the_sites_own_404_page_with_its_look_and_search(app, site, target):
+    """/favicon.ico (asked by every browser) was a 400 "Not a persistent URL"; an IBI
+    nobody holds a bare page.  Both are 404 with the site's 404.html."""
+    status, headers, body = get(app, target)
+    assert (status, headers["Content-Type"]) == (404, "text/html; charset=utf-8")
+    assert body == (site / "404.html").read_bytes()
+    assert b'<form id="ibistatic-search" role="search"' in body  # the site's search form
+
+
+def test_not_found_without_a_site_is_a_small_page(site):
+    app = ArchiveApp(site / "index")
+    status, headers, body = get(app, "/favicon.ico")
+    assert status == 404 and b"<h1>Not found</h1>" in body

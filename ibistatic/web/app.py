@@ -158,12 +158,16 @@ class ArchiveApp:
             folder = self.static.folder_redirect(target) if self.static else None
             if folder is not None:
                 return folder
+            if "/" not in target.partition("?")[0][1:]:  # /favicon.ico: no IBI is one segment
+                return self._not_found(target, "Not found", "No such page or persistent URL.")
             message = str(error).splitlines()[0]
             return page(HTTPStatus.BAD_REQUEST, "Not a persistent URL", message, target)
         return self._resolved(result, target)
 
     def _resolved(self, result, target: str) -> Response:
         answer = http_answer(result, result.asked)
+        if answer.status == HTTPStatus.NOT_FOUND and answer.location is None:
+            return self._not_found(target, result.alert, result.message, answer.headers)
         if answer.location is None:
             return page(answer.status, result.alert, result.message, target, answer.headers)
         return Response(answer.status, answer.headers + (("Content-Length", "0"),), b"")
@@ -188,6 +192,16 @@ class ArchiveApp:
         )
         headers = (("Location", header_value(page)), ("Content-Length", "0"))
         return Response(HTTPStatus.SEE_OTHER, headers, b"")
+
+    def _not_found(self, target: str, title: str, message: str, extra=()) -> Response:
+        """404: the site's own 404.html (its look, its search; its script says what was
+        not found, as it does on a static host), or a small page without a site."""
+        found = self.static.not_found_page() if self.static is not None else None
+        if found is None:
+            return page(HTTPStatus.NOT_FOUND, title, message, target, extra)
+        return Response(
+            HTTPStatus.NOT_FOUND, _content("text/html; charset=utf-8", found, extra), found
+        )
 
     def _home(self) -> Response:
         site = self.resolver.index.site_url

@@ -118,6 +118,13 @@ class StaticFiles:
         value = self.links(text[len(root) + 1 :].replace(os.sep, "/"))
         return (("Link", header_value(value)),) if value else ()
 
+    def not_found_page(self) -> bytes | None:
+        """The site's 404.html, or None without one (an index served alone)."""
+        try:
+            return (Path(self._generation()) / "404.html").read_bytes()
+        except OSError:
+            return None
+
     def folder_redirect(self, target: str):
         """A ``301`` to ``target/`` when `target` names a folder of the site without its
         ``/`` (its page's relative links need it), else None.  The ``Location`` is always
