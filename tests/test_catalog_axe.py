@@ -46,7 +46,7 @@ PAGES = [
     ("items/sid.inpe.br/mtc-m18@80/2009/07.21.13.23/", "an item with editions and copies"),
     ("archives/mtc-m16c/", "an Archive page"),
     ("years/2009/", "a year page"),
-    ("search/?q=ascii", "the search page with results"),
+    ("search/?query=ascii", "the search page with results"),
     ("404.html", "the not-found page"),
 ]
 

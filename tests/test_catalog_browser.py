@@ -277,3 +277,16 @@ def test_an_at_sign_page_is_reached_through_its_link(site, tmp_path):
     assert dom.h1 == "ASCII Encoded English (CCSD0002)"
     assert [row[0] for row in dom.rows] == ["(none)", "!", ":", ":(oai_dc)", "+(pt)"]
     assert dom.rows[4][1] == "https://ibi.example.org/8JMKD3MGP8W/35MME4E+(pt)"
+
+
+def test_the_catalog_search_shows_its_results_without_the_themes_dialog(site, tmp_path):
+    """mkdocs' theme opens its own search dialog on "?q=", empty, over the results: the
+    catalog's search is named "query"."""
+    base, _ = site
+    result = _chromium(tmp_path, "--virtual-time-budget=5000", "--dump-dom",
+                       base + "search/?query=ascii")  # fmt: skip
+    dom = result.stdout.decode("utf-8")
+    results = dom[dom.index('id="ibistatic-search-results"') :]
+    assert results.count("<li") >= 1, dom[-3000:]
+    modal = re.search(r'<div[^>]*id="mkdocs_search_modal"[^>]*>', dom)
+    assert modal is None or "show" not in modal.group(0), modal.group(0)

@@ -19,6 +19,10 @@ from ..search.index import SearchIndex
 
 __all__ = ["Layout", "search_page", "write_search", "drop_entries", "SCRIPT"]
 
+#: the query's name in the catalog's search URL: not mkdocs' "q", on which its theme
+#: opens its own (empty) search dialog over the results
+QUERY_PARAMETER = "query"
+
 #: the script of the site's search page (site_src/assets), shared
 SCRIPT = Path(ibistatic.__file__).resolve().parent / "site_src" / "assets" / "search.js"
 
@@ -32,7 +36,7 @@ title: Search the catalog
 
 <form id="ibistatic-search" role="search" method="get" action="{action}">
 <label for="ibistatic-q">Titles, creators, subjects, years or IBIs</label>
-<input type="search" name="q" id="ibistatic-q">
+<input type="search" name="{param}" id="ibistatic-q">
 <button type="submit">Search</button>
 </form>
 
@@ -77,9 +81,12 @@ class Layout:
 def search_page(layout: Layout) -> str:
     """The Markdown of the search page."""
     files, catalog = layout.from_page()
-    config = json.dumps({"index": files, "links": catalog}, separators=(",", ":"))
+    config = {"index": files, "links": catalog, "param": QUERY_PARAMETER}
+    config = json.dumps(config, separators=(",", ":"))
     action = "./" if layout.directory_urls else "search.html"
-    return _PAGE.format(action=action, config=config, script=files + "search.js")
+    return _PAGE.format(
+        action=action, config=config, script=files + "search.js", param=QUERY_PARAMETER
+    )
 
 
 def write_search(loaded: LoadedArchives, index: SearchIndex, layout: Layout, site: Path) -> None:

@@ -186,7 +186,8 @@
       more: document.getElementById("ibistatic-search-more"),
       words: Object.assign({}, ENGLISH, config.words || {}),
     };
-    const query = new URLSearchParams(root.location.search).get("q") || "";
+    // the catalog's page names it "query": mkdocs' theme opens its own search on "?q="
+    const query = new URLSearchParams(root.location.search).get(config.param || "q") || "";
     parts.input.value = query;
     if (!query.trim()) return;
     const search = new Search(config);
