@@ -256,7 +256,7 @@ def test_an_archive_refuses_an_acknowledgment_it_did_not_issue(network):
     assert status == 400
     assert body.decode() == (
         "bad service request: urlkey '1426387214-9164566186556927' was not issued by this "
-        "Archive, has expired or was used\r\n"
+        "Archive to 127.0.0.1, or has expired\r\n"
     )
     assert len(_acks(network.logs["a"])) == count
 
