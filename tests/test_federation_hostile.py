@@ -439,7 +439,7 @@ class _Claimer:
             "evil.example.org", ("rep", SERVICES["evil"]), (), relations, urlkey="1234567890-1"
         )
 
-    async def acknowledge(self, pairs) -> bool:
+    def acknowledge(self, thanks, client_ip, persistent_url) -> bool:
         self.acknowledged += 1
         return True
 

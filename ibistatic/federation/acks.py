@@ -248,11 +248,18 @@ class AckLog:
                 ) from None
 
     def add(self, record: dict) -> None:
-        line = json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n"
+        self.add_all([record])
+
+    def add_all(self, records: list[dict]) -> None:
+        """Count `records` and append them, flushed once (a batch: one write)."""
+        if not records:
+            return
+        lines = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in records)
         with self._lock:
-            self.counts[record["ibi"]] = self.counts.get(record["ibi"], 0) + 1
+            for record in records:
+                self.counts[record["ibi"]] = self.counts.get(record["ibi"], 0) + 1
             if self._file is not None:
-                self._file.write(line)
+                self._file.write(lines)
                 self._file.flush()
 
     def close(self) -> None:

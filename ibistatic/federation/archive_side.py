@@ -3,7 +3,8 @@
 - its Archive service (:class:`CountingService`) issues unguessable, expiring urlkeys,
   each bound to the address that asked, and counts an acknowledgment only when it comes
   from a resolver it joined (``--join``'s host) or names (``--ack-from``) with a key
-  issued to that resolver, appending it to ``--ack-log``;
+  issued to that resolver, appending it to ``--ack-log``; it takes them one by one (a
+  GET, Table 6.11) or in batches (a POST, one a line: :meth:`CountingService.batch`);
 - with ``--join``, once it listens it sends ``inclusionRequest`` (advertising the
   address it listens on, or ``--advertise``), and on SIGTERM/SIGINT ``exclusionRequest``
   before it exits.  The inclusion runs in a thread: the resolver calls back
@@ -19,11 +20,22 @@ import time
 from http import HTTPStatus
 from urllib.parse import urlsplit
 
+from ..core.pairlists import decode_query, wire_text
 from ..errors import IbistaticError, UsageError
-from ..web.service import ArchiveService, service_answer
+from ..web.service import ArchiveService, service_answer, service_view
 from .acks import DEFAULT_KEY_SECONDS, AckLog, ResolverKeys, ack_record
 from .joining import Membership, check_advertise, check_resolver_url, local_ip_towards
-from .wire import EMAIL, IP_ADDRESS, Registration, check_registration_key, ip_list, normal_ip
+from .wire import (
+    ACK_BATCH_BYTES,
+    ACK_BATCH_LINES,
+    EMAIL,
+    IP_ADDRESS,
+    Registration,
+    batch_answer,
+    check_registration_key,
+    ip_list,
+    normal_ip,
+)
 
 __all__ = ["add_join_options", "ArchiveSide", "CountingService", "resolver_addresses"]
 
@@ -204,11 +216,51 @@ class CountingService(ArchiveService):
         """None when a resolver of this Archive sent it with a key issued to it (then it is
         counted), else why it is refused."""
         sender = _normal(client)
-        if sender not in self.resolvers:
-            named = ", ".join(sorted(self.resolvers)) or "none: see --join, --ack-from"
-            return (
-                f"acknowledgments are counted from this Archive's resolvers ({named}), not {sender}"
-            )
+        accepted = self._sender_problem(sender) or self._accept(query, client, sender)
+        if isinstance(accepted, str):
+            return accepted
+        self.log.add(accepted)
+        return None
+
+    def batch(self, views, target: str, body: bytes, client: str | None):
+        """(status, text) for a POST of acknowledgments to `target` (one a line, each the
+        query of its GET: docs/protocol.md), else None (not this service's).  Each line
+        is counted as its GET would be; the answer says how many were."""
+        parts = urlsplit(target)
+        if parts.query != "servicesubject=acknowledgment" or not service_view(views, parts.path):
+            return None
+        sender = _normal(client)
+        problem = self._sender_problem(sender) or _batch_problem(body)
+        if problem is not None:
+            return HTTPStatus.BAD_REQUEST, f"bad service request: {problem}\r\n"
+        records, refused = [], 0
+        for line in body.decode("ascii").split("\n"):
+            accepted = self._line(line.rstrip("\r"), client, sender)
+            if isinstance(accepted, str):
+                refused += 1
+            else:
+                records.append(accepted)
+        self.log.add_all(records)
+        return HTTPStatus.OK, wire_text(batch_answer(len(records), refused))
+
+    def _line(self, line: str, client: str | None, sender: str) -> dict | str:
+        try:
+            query = dict(decode_query(line))
+        except IbistaticError as error:
+            return str(error)
+        if query.get("servicesubject") != "acknowledgment":
+            return "a batch holds acknowledgments only"
+        return self._accept(query, client, sender)
+
+    def _sender_problem(self, sender: str) -> str | None:
+        if sender in self.resolvers:
+            return None
+        named = ", ".join(sorted(self.resolvers)) or "none: see --join, --ack-from"
+        return f"acknowledgments are counted from this Archive's resolvers ({named}), not {sender}"
+
+    def _accept(self, query, client: str | None, sender: str) -> dict | str:
+        """The record of an acknowledgment from `sender` (one of the resolvers), or why
+        it is refused."""
         try:
             record = ack_record(query, client, time.time())
         except IbistaticError as error:
@@ -219,8 +271,15 @@ class CountingService(ArchiveService):
         key = query["urlkey"]
         if not self.keys.check(key, sender):
             return f"urlkey {key[:60]!r} was not issued by this Archive to {sender}, or has expired"
-        self.log.add(record)
-        return None
+        return record
+
+
+def _batch_problem(body: bytes) -> str | None:
+    if len(body) > ACK_BATCH_BYTES or body.count(b"\n") >= ACK_BATCH_LINES:
+        return f"a batch holds at most {ACK_BATCH_LINES} acknowledgments, {ACK_BATCH_BYTES} bytes"
+    if not body.isascii():
+        return "a batch of acknowledgments is ASCII (Table 4.1's escapes)"
+    return None
 
 
 _IP_LIST = "expected IP addresses separated by spaces, the client's first (Table 6.10)"
@@ -237,8 +296,6 @@ def _address_problem(target: str) -> str | None:
     """What is wrong with a urlRequest's clientinformation.ipaddress (Table 6.10), if any."""
     if "clientinformation.ipaddress=" not in target or "servicesubject=urlRequest" not in target:
         return None
-    from ..core.pairlists import decode_query
-
     query = dict(decode_query(urlsplit(target).query))
     addresses = query.get("clientinformation.ipaddress")
     if addresses is None or query.get("servicesubject") != "urlRequest":

@@ -1,9 +1,10 @@
-"""A small HTTP/1.1 GET client for the resolver's fan-out: pooled keep-alive connections,
+"""A small HTTP/1.1 client for the resolver's fan-out: pooled keep-alive connections,
 one timeout per request, answers parsed by httptools (the parser the server runs on).
 
 Measured against aiohttp's client for the same fan-out (5 Archives, loopback): about a
 third of the CPU per request, which is most of the resolver's own work.  It does only
-what the protocol needs: ``GET`` of ``http://`` URLs, a bounded answer, no redirects.
+what the protocol needs: ``GET`` of ``http://`` URLs (and the ``POST`` of a batch of
+acknowledgments), a bounded answer, no redirects.
 
 A peer may be hostile: the answer read is bounded as a whole (head and body: httptools
 would otherwise gather an endless header line in memory), and the timeout covers the
@@ -83,7 +84,7 @@ class _Connection(asyncio.Protocol):
 
 
 class HttpClient:
-    """GETs with a per-request `timeout` (seconds), connections kept per host."""
+    """Requests with a per-request `timeout` (seconds), connections kept per host."""
 
     def __init__(
         self, timeout: float = 2.0, limit: int = 1 << 20, idle: int = 64, via: str = ""
@@ -96,13 +97,21 @@ class HttpClient:
     async def get(self, url: str, timeout: float | None = None) -> tuple[int, bytes]:
         """(status, body); raises OSError (also for a timeout: `timeout` seconds, or the
         client's when None)."""
+        return await self.request("GET", url, None, timeout)
+
+    async def request(
+        self, method: str, url: str, body: bytes | None = None, timeout: float | None = None
+    ) -> tuple[int, bytes]:
+        """(status, body) of `method` `url` with `body` (``text/plain``, when given)."""
         parts = urlsplit(url)
         if parts.scheme != "http" or not parts.hostname:
             raise OSError(f"not an http:// URL: {url[:100]!r}")
         host, port = parts.hostname, parts.port or 80
         target = (parts.path or "/") + ("?" + parts.query if parts.query else "")
-        request = f"GET {target} HTTP/1.1\r\nHost: {parts.netloc}\r\n{self._via}\r\n"
-        request = request.encode("latin-1")
+        head = f"{method} {target} HTTP/1.1\r\nHost: {parts.netloc}\r\n{self._via}"
+        if body is not None:
+            head += f"Content-Type: text/plain\r\nContent-Length: {len(body)}\r\n"
+        request = (head + "\r\n").encode("latin-1") + (body or b"")
         seconds = self.timeout if timeout is None else min(timeout, self.timeout)
         try:
             async with asyncio.timeout(seconds):

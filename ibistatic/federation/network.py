@@ -13,7 +13,9 @@ misconfigured, slow or hostile, so a :class:`RemoteArchive`
 - holds at most :attr:`ResolverLimits.in_flight` requests at once, and after
   :attr:`ResolverLimits.failures` failures in a row is left alone for a while (then one
   request probes it), so a hung Archive costs the resolver neither sockets nor time;
-- receives its acknowledgments through a bounded queue (:mod:`.ack_queue`).
+- receives its acknowledgments in batches, through a queue bounded by bytes
+  (:mod:`.ack_queue`), one request per batch (single acknowledgments to an Archive
+  that is not ibistatic's, or that refuses a batch as a method it does not know).
 
 HTTP connections are pooled and kept alive (:mod:`.http_client`).
 """
@@ -24,17 +26,24 @@ import asyncio
 import logging
 import time
 from dataclasses import dataclass
+from functools import cached_property
 
 from ..core.identifiers import parse_ibi
 from ..core.outcome import Resolution
-from ..core.pairlists import parse_pairs
+from ..core.pairlists import encode_query, escape_query_value, parse_pairs
 from ..core.properties import PropertyList, property_list
 from ..core.relations import parse_relation
 from ..core.resolution import wanted_relations
 from ..core.urls import PersistentUrl
 from ..errors import IbistaticError
-from .ack_queue import AckQueue
-from .wire import acknowledgment_pairs, property_list_of, request_url
+from .ack_queue import ENTRY_BYTES, AckBatches
+from .wire import (
+    ack_batches,
+    acknowledgment_pairs,
+    batch_counts,
+    property_list_of,
+    request_url,
+)
 
 __all__ = [
     "ResolverLimits",
@@ -66,9 +75,10 @@ class ResolverLimits:
     failures: int = 3  # failures in a row after which an Archive is left alone
     rest: float = 5.0  # seconds it is left alone, doubled at each failed probe ...
     rest_max: float = 60.0  # ... up to this
-    ack_queue: int = 1024  # acknowledgments waiting for one Archive
-    ack_senders: int = 8  # acknowledgments sent to one Archive at once
-    ack_wait: float | None = None  # seconds a redirect waits for room (None: the timeout)
+    ack_queue_bytes: int = 4 * 1024 * 1024  # acknowledgments waiting for one Archive
+    ack_batch: int = 256  # acknowledgments sent to one Archive in one request ...
+    ack_interval: float = 0.05  # ... or this many seconds after the first waited
+    ack_senders: int = 8  # single acknowledgments sent to one Archive at once
     cache_bytes: int = 32 * 1024 * 1024  # the answer cache, in bytes
 
 
@@ -104,6 +114,11 @@ class Client:
     async def get(self, url: str, timeout: float | None = None) -> tuple[int, str]:
         """(status, text) of a GET of `url`; raises OSError (a timeout too)."""
         status, data = await self._http.get(url, timeout)
+        return status, data.decode("latin-1")
+
+    async def post(self, url: str, body: bytes) -> tuple[int, str]:
+        """(status, text) of a POST of `body` (text/plain) to `url`; raises OSError."""
+        status, data = await self._http.request("POST", url, body)
         return status, data.decode("latin-1")
 
 
@@ -177,15 +192,21 @@ class RemoteArchive:
         client: Client,
         limits: ResolverLimits = ResolverLimits(),
         service_key: str | None = None,
+        batches: bool = True,
     ) -> None:
         self.info = SourceInfo(name, name)
         self.base, self.client, self.limits = base, client, limits
         self.holder_id = service_key or _service_key(name)
         self.health = Health(limits)
         self.in_flight = 0
-        # a redirect waits for room rather than go uncounted, up to what an answer may take
-        wait = limits.timeout if limits.ack_wait is None else limits.ack_wait
-        self.acks = AckQueue(self._send_ack, limits.ack_queue, limits.ack_senders, wait)
+        self.batches = batches  # whether it is sent batches of acknowledgments
+        self.acks = AckBatches(
+            self._deliver,
+            size=limits.ack_queue_bytes,
+            batch=limits.ack_batch,
+            interval=limits.ack_interval,
+            name=name,
+        )
 
     def usable(self) -> bool:
         return self.health.usable()
@@ -232,27 +253,65 @@ class RemoteArchive:
     def answering(self, answer: PropertyList) -> "Reply":
         return Reply(self, SourceInfo(self.info.name, answer.archiveaddress or self.info.name))
 
-    async def acknowledge(self, pairs) -> bool:
-        """Queue an acknowledgment; False when it is dropped (the Archive is resting, or
-        its queue stayed full)."""
+    def acknowledge(self, thanks: "Thanks", client_ip: str, persistent_url: str) -> bool:
+        """Queue the acknowledgment of one redirect (never waited for); False when it is
+        dropped (the Archive rests, or its queue is full)."""
         if self.health.resting:
+            self.acks.lost(1, "the Archive rests")
             return False
-        return await self.acks.offer(pairs)
+        size = ENTRY_BYTES + len(client_ip) + len(persistent_url)
+        return self.acks.offer((thanks, client_ip, persistent_url), size)
 
-    async def _send_ack(self, pairs) -> None:
+    async def _deliver(self, entries: list) -> None:
+        """Send queued acknowledgments: in batches, or one by one to an Archive that
+        takes no batches."""
+        lines = [thanks.query(client_ip, url) for thanks, client_ip, url in entries]
+        for body in ack_batches(lines):
+            if not (self.batches and await self._post(body)):
+                await self._send_singly(body.decode("ascii").split("\n"))
+
+    async def _post(self, body: bytes) -> bool:
+        """POST one batch; False when the Archive does not take batches (it knows no
+        POST: an older ibistatic), which it is then not sent again."""
+        count = body.count(b"\n") + 1
         try:
-            status, text = await self.client.get(request_url(self.base, pairs))
+            status, text = await self.client.post(
+                self.base + "?servicesubject=acknowledgment", body
+            )
+        except OSError as error:  # it may have counted them: never sent twice
+            self.health.failed()
+            self.acks.lost(count, f"not delivered: {error}")
+            return True
+        self.health.answered()
+        if status in (405, 501):
+            self.batches = False
+            log.warning("Archive %s takes no batch of acknowledgments: sent singly", self.info.name)
+            return False
+        counts = batch_counts(text) if status == 200 else None
+        if counts is None or counts[1]:
+            if throttle((self.holder_id, "ack refused")):
+                refused = f"{counts[1]} of {count}" if counts else f"HTTP {status}: {text[:200]}"
+                log.warning("Archive %s refused acknowledgments: %s", self.info.name, refused)
+        return True
+
+    async def _send_singly(self, lines: list[str]) -> None:
+        step = self.limits.ack_senders
+        for start in range(0, len(lines), step):
+            await asyncio.gather(*(self._send_one(line) for line in lines[start : start + step]))
+
+    async def _send_one(self, line: str) -> None:
+        try:
+            status, text = await self.client.get(self.base + "?" + line)
         except OSError as error:
             self.health.failed()
-            if throttle((self.holder_id, "ack")):
-                log.warning("Archive %s: acknowledgment not delivered (%s)", self.info.name, error)
+            self.acks.lost(1, f"not delivered: {error}")
             return
         self.health.answered()
         if status != 200 and throttle((self.holder_id, "ack refused")):
             log.warning("Archive %s refused an acknowledgment: %s", self.info.name, text[:200])
 
     async def close(self) -> None:
-        await self.acks.close()
+        await self.acks.close(self.limits.timeout)
 
 
 def _service_key(name: str) -> str:
@@ -309,6 +368,23 @@ class Thanks:
     state: str
     url: str
     urlkey: str
+
+    def query(self, client_ip: str, persistent_url: str) -> str:
+        """The acknowledgment as a query (Table 4.1's escapes)."""
+        template = self._template
+        if not template:
+            return encode_query(self.pairs(client_ip, persistent_url))
+        head, middle, tail = template
+        ip, url = escape_query_value(client_ip), escape_query_value(persistent_url)
+        return head + ip + middle + url + tail
+
+    @cached_property
+    def _template(self) -> tuple[str, ...]:
+        """The query cut where the client's address and the persistent URL go: what
+        every redirect served from one answer shares is escaped once.  () when the
+        answer's own values hold the mark of the cut (then each query is made whole)."""
+        parts = tuple(encode_query(self.pairs("\x00", "\x00")).split("%00"))
+        return parts if len(parts) == 3 else ()
 
     def pairs(self, client_ip: str, persistent_url: str) -> list:
         return acknowledgment_pairs(

@@ -10,7 +10,8 @@
   with the redirect or alert page that :func:`~ibistatic.core.http.http_answer` decides.
 - Answers may be kept ``cache_seconds`` (0: never) in a cache bounded by bytes
   (:mod:`.answer_cache`).  Every redirect is acknowledged, a cached one too (with the
-  key its Archive gave when it was resolved), so the Archives' counts are exact.
+  key its Archive gave when it was resolved), so the Archives' counts are exact; the
+  acknowledgments are queued, never waited for, and sent in batches (:mod:`.ack_queue`).
 - Nothing an Archive sends makes a 500: its answer is dropped, and any failure no check
   foresaw ends that one request with ``502`` and one line in the log.
 """
@@ -42,6 +43,7 @@ from .wire import (
     parse_registration,
     refused,
     request_url,
+    takes_batches,
 )
 
 __all__ = ["ResolverApp"]
@@ -115,8 +117,8 @@ class ResolverApp:
                 return
 
     async def close(self) -> None:
-        for peer in self._peers.values():
-            await peer.close()
+        """Send what is queued (each Archive at most a timeout), then stop."""
+        await asyncio.gather(*(peer.close() for peer in self._peers.values()), *self._closing)
         await self.client.close()
 
     async def answer(self, scope) -> tuple[int, list, bytes]:
@@ -197,8 +199,7 @@ class ResolverApp:
             entry = await self._resolve(target, accept_language, clients)
         response, thanks = entry
         if thanks is not None:
-            pairs = thanks.pairs(clients, _persistent_url(scope, target))
-            await thanks.source.acknowledge(pairs)
+            thanks.source.acknowledge(thanks, clients, _persistent_url(scope, target))
         return response
 
     def _cached(self, target: str, accept_language: str | None):
@@ -268,12 +269,13 @@ class ResolverApp:
         for archive in self.registry.archives():
             key = self._service_key(archive.service_ibi)
             peer = self._peers.get(key)
-            if peer is None or peer.base != archive.base:
-                if peer is not None:  # back from another address: the old one's senders go
+            batches = takes_batches(archive.platform_version)
+            if peer is None or (peer.base, peer.batches) != (archive.base, batches):
+                if peer is not None:  # back from elsewhere: what it had queued is sent first
                     self._closing.add(asyncio.ensure_future(peer.close()))
                     self._closing = {task for task in self._closing if not task.done()}
                 peer = RemoteArchive(
-                    archive.service_ibi, archive.base, self.client, self.limits, key
+                    archive.service_ibi, archive.base, self.client, self.limits, key, batches
                 )
                 self._peers[key] = peer
             peers.append(peer)

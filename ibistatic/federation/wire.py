@@ -16,7 +16,12 @@ IBI>`` (the seeds' ``http://urlib.net/J8LNKB5R7W/3FUQHC5``); that of an Archive,
   not pass on: never ``parsedibiurl.requireditemstatus`` (a lying Archive must not know
   the original is wanted) nor ``clientinformation.languagepreference`` (privacy).
 - ``acknowledgment`` (Table 6.11): the resolver to the Archive that gave the URL;
-  answer ``notice {acknowledgment received}``.
+  answer ``notice {acknowledgment received}``.  An ibistatic extension sends several in
+  one ``POST`` (:func:`ack_batches`): the body holds one acknowledgment a line, each the
+  query of its GET; answer ``acknowledgment.counted N`` and ``acknowledgment.refused M``
+  (:func:`batch_answer`).  The resolver sends batches to Archives whose
+  ``archiveplatformversion`` is ibistatic's (:func:`takes_batches`), single
+  acknowledgments to any other.
 """
 
 from __future__ import annotations
@@ -43,6 +48,12 @@ __all__ = [
     "confirmation_pairs",
     "url_request_pairs",
     "acknowledgment_pairs",
+    "ACK_BATCH_LINES",
+    "ACK_BATCH_BYTES",
+    "ack_batches",
+    "batch_answer",
+    "batch_counts",
+    "takes_batches",
     "included",
     "excluded",
     "refused",
@@ -188,6 +199,48 @@ def acknowledgment_pairs(
     pairs += [("state", state), ("url", url), ("url.persistent", persistent_url)]
     pairs.append(("urlkey", urlkey))
     return pairs
+
+
+#: the most acknowledgments an Archive reads in one batch, and the most bytes of its body
+ACK_BATCH_LINES = 1024
+ACK_BATCH_BYTES = 1024 * 1024
+
+
+def ack_batches(lines: list[str]) -> list[bytes]:
+    """The bodies of the batches that send `lines` (acknowledgments as queries, ASCII):
+    one line each, in order, each body within the Archive's limits."""
+    bodies, batch, size = [], [], 0
+    for line in lines:
+        if batch and (len(batch) == ACK_BATCH_LINES or size + len(line) + 1 > ACK_BATCH_BYTES):
+            bodies.append("\n".join(batch).encode("ascii"))
+            batch, size = [], 0
+        batch.append(line)
+        size += len(line) + 1
+    if batch:
+        bodies.append("\n".join(batch).encode("ascii"))
+    return bodies
+
+
+def batch_answer(counted: int, refused: int) -> list[Pair]:
+    """An Archive's answer to a batch of acknowledgments."""
+    return [("acknowledgment.counted", str(counted)), ("acknowledgment.refused", str(refused))]
+
+
+def batch_counts(text: str) -> tuple[int, int] | None:
+    """(counted, refused) of an answer to a batch, or None when it is not one."""
+    from ..core.pairlists import parse_pairs
+
+    try:
+        pairs = dict(parse_pairs(text))
+        return int(pairs["acknowledgment.counted"]), int(pairs["acknowledgment.refused"])
+    except (IbistaticError, KeyError, ValueError, TypeError):
+        return None
+
+
+def takes_batches(platform_version: str) -> bool:
+    """Whether an Archive announcing `platform_version` (Table 5.2's
+    archiveplatformversion) is sent batches of acknowledgments: ibistatic's are."""
+    return platform_version.startswith("ibistatic-")
 
 
 def included(confirmed: bool) -> list[Pair]:
