@@ -90,7 +90,7 @@ class UrlKeys:
         return body + self._mac(body)
 
     def _mac(self, body: str) -> str:
-        digest = hmac.new(self._secret, body.encode("ascii"), "sha256").digest()
+        digest = hmac.digest(self._secret, body.encode("ascii"), "sha256")
         return f"{int.from_bytes(digest[:8], 'big') % 10**16:016d}"
 
     def spend(self, key: str) -> bool:
@@ -142,7 +142,7 @@ class ResolverKeys:
 
     def _mac(self, body: str, requester: str) -> str:
         message = f"{body} {requester}".encode("ascii", "replace")
-        digest = hmac.new(self._secret, message, "sha256").digest()
+        digest = hmac.digest(self._secret, message, "sha256")
         return f"{int.from_bytes(digest[:8], 'big') % 10**16:016d}"
 
     def check(self, key: str, sender: str) -> bool:
