@@ -584,4 +584,7 @@ def test_memory_stays_flat_over_100000_distinct_requests():
     assert claimer.client.requests < 100_000 / 16
     assert len(app.holders) == 12_500 + 1  # the new IBIs and the held one, on disk
     assert len(app.cache) < 10_000  # the byte bound, not the number of requests
-    print(f"100,000 requests in {spent:.1f} s; blocks +{grown}; traced {traced} B")
+    print(
+        f"100,000 requests in {spent:.1f} s; blocks +{grown}; traced {traced} B; "
+        f"acknowledgments in {claimer.client.requests} requests"
+    )
