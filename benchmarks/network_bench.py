@@ -13,8 +13,9 @@ acknowledgment per redirect.  Prints one line per run: redirects/s and wrk's p50
                                        [--seconds 10] [--workdir DIR] [--profile]
 
 Anchors (arklet, nginx ``map``) and every figure: benchmarks/README.md.  Goals: 500
-resolutions/s uncached with 5 Archives, 5,000/s cached; with one of 5 Archives hung, p99 under 50 ms.  ``--profile`` runs the resolver
-under cProfile during the uncached run and prints where its time goes.
+resolutions/s uncached with 5 Archives, 5,000/s cached; with one of 5 Archives hung, p99
+under 50 ms.  ``--profile`` runs the resolver under cProfile during the uncached run and
+prints where its time goes.
 """
 
 from __future__ import annotations
