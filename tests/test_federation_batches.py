@@ -235,3 +235,41 @@ def test_decode_query_reads_as_match_query_does(text):
 
     slow = read(lambda t: [(p.name, p.value) for p in match_query(t)] if t else [])
     assert read(decode_query) == slow
+
+
+def test_the_resolver_sends_what_is_queued_when_it_stops():
+    """The server runs the resolver's lifespan (uvicorn sends its shutdown once the
+    requests have ended): every acknowledgment still queued is sent then."""
+    import logging
+
+    from ibistatic.federation.registry import Registry
+    from ibistatic.federation.resolver_app import ResolverApp
+    from ibistatic.web.server import Limits, server_config
+    from test_federation_hostile import _claimer
+
+    logging.getLogger("ibistatic.resolver").setLevel(logging.ERROR)
+    app = ResolverApp(Registry({}), cache_seconds=3600)
+    claimer = _claimer()
+    app._remotes = lambda: [claimer]
+    app._peers[claimer.holder_id] = claimer  # as _remotes keeps the included Archives
+    path = "/x.example.org/a/2020/01.01.00.00"
+    scope = {"type": "http", "method": "GET", "path": path, "raw_path": path.encode()}
+    scope |= {"query_string": b"", "headers": [], "client": ("127.0.0.1", 1)}
+
+    async def run():
+        for _ in range(10):  # never yielding: the sender has not run
+            assert (await app.answer(scope))[0] == 302
+        assert claimer.client.lines == 0
+        messages = iter([{"type": "lifespan.startup"}, {"type": "lifespan.shutdown"}])
+
+        async def receive():
+            return next(messages)
+
+        async def send(message):
+            pass
+
+        await app({"type": "lifespan"}, receive, send)
+
+    asyncio.run(run())
+    assert (claimer.client.lines, claimer.acks.dropped) == (10, 0)
+    assert server_config(app, Limits(), False).lifespan == "on"
