@@ -425,7 +425,7 @@ def test_forged_and_replayed_acknowledgments_count_nothing(world, counting):
     replayed from elsewhere, a key issued to another address.  A batch from an address
     that is not the resolver is refused whole; from the resolver, line by line."""
     from ibistatic.core.pairlists import encode_query
-    from ibistatic.federation.wire import request_url
+    from ibistatic.federation.wire import ACK_BATCH_BYTES, request_url
 
     _, archive_port, log = counting
     before = len(_records(log, 0))
@@ -449,6 +449,10 @@ def test_forged_and_replayed_acknowledgments_count_nothing(world, counting):
     assert (status, body) == (200, b"acknowledgment.counted 1\r\nacknowledgment.refused 2")
     records = _records(log, before + 1)[before:]
     assert len(records) == 1 and records[0]["resolver"] == "127.0.0.1"
+    huge = b"x" * (ACK_BATCH_BYTES + 1)  # read no further than the bound
+    assert _post(archive_port, target, huge, "127.0.0.1")[0] == 413
+    assert _post(archive_port, "/" + A_SERVICE, batch, "127.0.0.1")[0] == 405  # no subject
+    assert len(_records(log, before + 1)[before:]) == 1
 
 
 def test_an_acknowledgment_as_example_6_9_prints_it_is_counted(world, counting):
