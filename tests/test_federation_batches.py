@@ -273,3 +273,31 @@ def test_the_resolver_sends_what_is_queued_when_it_stops():
     asyncio.run(run())
     assert (claimer.client.lines, claimer.acks.dropped) == (10, 0)
     assert server_config(app, Limits(), False).lifespan == "on"
+
+
+def test_an_archive_that_refused_a_batch_is_kept_with_its_health():
+    """After a 405 the Archive is sent single acknowledgments, and stays the same peer
+    (its health, its queue) from request to request until it joins again otherwise."""
+    from ibistatic.federation.registry import Registry
+    from ibistatic.federation.resolver_app import ResolverApp
+    from ibistatic.federation.wire import Registration
+
+    registry = Registry({SERVICE: "1234567890"})
+    registry.include(
+        Registration("127.0.0.1:9", SERVICE, "127.0.0.1", "ibistatic-0.1.0", "a@b.c", "1234567890")
+    )
+    app = ResolverApp(registry)
+
+    async def run():  # as the server calls it: in its loop
+        peer = app._remotes()[0]
+        assert peer.batches
+        peer.batches = False  # as a 405 leaves it
+        assert app._remotes()[0] is peer
+        registry.include(
+            Registration("127.0.0.1:9", SERVICE, "127.0.0.1", "URLib-2", "a@b.c", "1234567890")
+        )
+        again = app._remotes()[0]
+        assert again is not peer and not again.batches
+        await app.close()
+
+    asyncio.run(run())

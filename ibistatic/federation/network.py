@@ -199,7 +199,8 @@ class RemoteArchive:
         self.holder_id = service_key or _service_key(name)
         self.health = Health(limits)
         self.in_flight = 0
-        self.batches = batches  # whether it is sent batches of acknowledgments
+        self.announced = batches  # whether its join said it takes batches (Table 5.2)
+        self.batches = batches  # whether it is sent batches now (False after a 405)
         self.acks = AckBatches(
             self._deliver,
             size=limits.ack_queue_bytes,

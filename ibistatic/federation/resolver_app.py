@@ -270,7 +270,7 @@ class ResolverApp:
             key = self._service_key(archive.service_ibi)
             peer = self._peers.get(key)
             batches = takes_batches(archive.platform_version)
-            if peer is None or (peer.base, peer.batches) != (archive.base, batches):
+            if peer is None or (peer.base, peer.announced) != (archive.base, batches):
                 if peer is not None:  # back from elsewhere: what it had queued is sent first
                     self._closing.add(asyncio.ensure_future(peer.close()))
                     self._closing = {task for task in self._closing if not task.done()}
