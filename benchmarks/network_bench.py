@@ -1,17 +1,20 @@
-"""The live resolver under wrk: 2, 5 and 20 Archives on loopback, uncached and cached.
+"""The live resolver under wrk: N Archives on loopback, some of them hung, uncached and cached.
 
-Each Archive is a real ``ibistatic serve --join`` process over its own built site; the
-resolver is a real ``ibistatic resolver`` process.  Every uncached resolution asks every
-Archive (a urlRequest each, over pooled keep-alive connections) and acknowledges the one
-that gave the URL; a cached one asks no one.  Prints one line per run: redirects/s and
-wrk's p50/p99 latency.
+Each honest Archive is a real ``ibistatic serve --join`` process over its own built site;
+each hung one is a loopback server that accepts connections and never answers (it joins
+first, so it ranks first: the worst place for it); the resolver is a real ``ibistatic
+resolver`` process.  A resolution of an IBI whose holder the resolver knows asks that
+Archive alone and acknowledges the one that gave the URL; a cached one asks no one and is
+acknowledged too.  For each mode it runs wrk twice: a throughput run (``-c32``) and a
+latency run at a lighter load (``-c4``), and checks that the Archives counted one
+acknowledgment per redirect.  Prints one line per run: redirects/s and wrk's p50/p99.
 
-    python benchmarks/network_bench.py [--archives 2 5 20] [--items 200] [--seconds 10]
-                                       [--workdir DIR] [--profile]
+    python benchmarks/network_bench.py [--archives 2 5 20] [--hung 1] [--items 200]
+                                       [--seconds 10] [--workdir DIR] [--profile]
 
-Anchors measured on this machine before (benchmarks/README.md): arklet 376 redirects/s,
-nginx ``map`` 104,500/s.  Goals: 500 resolutions/s uncached with 5 Archives, 5,000/s
-cached.  ``--profile`` runs the resolver under cProfile during the uncached run and
+Anchors (arklet, nginx ``map``) and every figure: benchmarks/README.md.  Goals: 500
+resolutions/s uncached with 5 Archives, 5,000/s cached; with one of 5 Archives hung, p99
+under 50 ms.  ``--profile`` runs the resolver under cProfile during the uncached run and
 prints where its time goes.
 """
 
@@ -31,6 +34,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from resolver_bench import WRK_SCRIPT  # noqa: E402  (random paths, statuses counted)
 
+import hostile_peers  # noqa: E402
 from archive_factory import write_archive, write_item  # noqa: E402
 from federation_helpers import (  # noqa: E402
     SERVICE,
@@ -64,10 +68,12 @@ def make_network_sites(workdir: Path, archives: int, items: int) -> tuple[list[P
     return sites, paths
 
 
-def wrk(port: int, paths_file: Path, seconds: int) -> dict:
+def wrk(port: int, paths_file: Path, seconds: int, connections: int = 32) -> dict:
     script = paths_file.with_suffix(".lua")
     script.write_text(WRK_SCRIPT, encoding="utf-8")
-    command = ["wrk", "-t2", "-c32", f"-d{seconds}s", "--latency", "-s", str(script)]
+    threads = min(2, connections)
+    command = ["wrk", f"-t{threads}", f"-c{connections}", f"-d{seconds}s", "--latency"]
+    command += ["-s", str(script)]
     command += [f"http://127.0.0.1:{port}/", "--", str(paths_file)]
     output = subprocess.run(command, capture_output=True, text=True, check=True).stdout
     rate = float(re.search(r"Requests/sec:\s*([\d.]+)", output).group(1))
@@ -91,17 +97,40 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def measured(port: int, paths_file: Path, seconds: int, resolver, members) -> dict:
-    """wrk's figures, and the CPU the resolver and the Archives spent per answer: what
-    the machine's other load does not change."""
+def measured(
+    port: int, paths_file: Path, seconds: int, resolver, members, logs, connections: int = 32
+) -> dict:
+    """wrk's figures, the CPU the resolver and the Archives spent per answer (what the
+    machine's other load does not change), and the acknowledgments the Archives counted
+    against the redirects wrk got."""
     pids = [resolver.process.pid] + [member.process.pid for member in members]
+    counted = _settled_acks(logs)  # what earlier runs left queued is counted by then
     before = [_cpu_seconds(pid) for pid in pids]
-    result = wrk(port, paths_file, seconds)
+    result = wrk(port, paths_file, seconds, connections)
     spent = [_cpu_seconds(pid) - was for pid, was in zip(pids, before)]
     answers = max(1, sum(int(count) for count in result["statuses"].values()))
     result["resolver_ms"] = spent[0] / answers * 1000
     result["archives_ms"] = sum(spent[1:]) / answers * 1000
+    result["acks"] = _settled_acks(logs) - counted
+    result["redirects"] = sum(int(n) for s, n in result["statuses"].items() if s[0] == "3")
     return result
+
+
+def _acks(logs: list[Path]) -> int:
+    return sum(len(log.read_bytes().splitlines()) for log in logs if log.exists())
+
+
+def _settled_acks(logs: list[Path], limit: float = 60.0) -> int:
+    """The acknowledgments counted once the resolver's queues are empty (the count has not
+    moved for a second), or after `limit` seconds."""
+    deadline, count = time.monotonic() + limit, _acks(logs)
+    while time.monotonic() < deadline:
+        time.sleep(1.0)
+        now = _acks(logs)
+        if now == count:
+            break
+        count = now
+    return count
 
 
 def _resolver(keys: Path, state: Path, port: int, cache: float, profile: Path | None) -> Process:
@@ -123,40 +152,79 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
-def run_one(workdir: Path, archives: int, items: int, seconds: int, profile: bool) -> None:
-    sites, paths = make_network_sites(workdir, archives, items)
+def run_one(
+    workdir: Path, archives: int, hung: int, items: int, seconds: int, profile: bool
+) -> None:
+    honest = archives - hung
+    sites, paths = make_network_sites(workdir, honest, items)
     keys = write_keys(workdir / "keys.yaml", {_service(n): f"{n:010d}" for n in range(archives)})
     state, port = workdir / "state.json", _free_port()
     paths_file = workdir / "paths.txt"
     paths_file.write_text("\n".join(paths) + "\n", encoding="utf-8")
     profile_file = workdir / "resolver.prof" if profile else None
+    logs = [workdir / f"acks-{n}.jsonl" for n in range(honest)]
     resolver = _resolver(keys, state, port, 0, profile_file)
+    peers = [
+        hostile_peers.Peer(_service(honest + n), lambda *_: hostile_peers.hang())
+        for n in range(hung)
+    ]
     members = []
     try:
+        for number, peer in enumerate(peers):
+            hostile_peers.join(port, peer, f"{honest + number:010d}")  # ranks first
         for number, site in enumerate(sites):
-            members.append(start_archive(site, port, f"{number:010d}")[0])
-        result = measured(port, paths_file, seconds, resolver, members)
-        _report(archives, "uncached", result)
-        resolver.stop()
-        if profile_file is not None:
-            _print_profile(profile_file)
-        resolver = _resolver(keys, state, port, 3600, None)  # the same Archives, from --state
-        for path in paths:  # warm the cache: one resolution per URL
-            subprocess.run(["curl", "-s", "-o", "/dev/null", f"http://127.0.0.1:{port}{path}"])
-        _report(archives, "cached", measured(port, paths_file, seconds, resolver, members))
+            extra = ("--ack-log", str(logs[number]))
+            members.append(start_archive(site, port, f"{number:010d}", *extra)[0])
+        _run_modes(workdir, port, paths_file, seconds, resolver, members, logs, archives, hung)
     finally:
         for member in members:
             member.stop()
+        for peer in peers:
+            peer.close()
+
+
+def _run_modes(workdir, port, paths_file, seconds, resolver, members, logs, archives, hung):
+    keys, state = workdir / "keys.yaml", workdir / "state.json"
+    label = f"{archives} Archives ({hung} hung)"
+    try:
+        first = measured(port, paths_file, seconds, resolver, members, logs)
+        _report(label, "first asked", first)  # mostly IBIs never resolved: every Archive asked
+        _ask_each(port, paths_file)  # every holder known from now on
+        _report(label, "uncached", measured(port, paths_file, seconds, resolver, members, logs))
+        _report(label, "uncached, -c4", measured(port, paths_file, 5, resolver, members, logs, 4))
+        resolver.stop()
+        if (workdir / "resolver.prof").exists():
+            _print_profile(workdir / "resolver.prof")
+        resolver = _resolver(keys, state, port, 3600, None)  # the same Archives, from --state
+        _ask_each(port, paths_file)  # one resolution per URL fills the cache
+        _report(label, "cached", measured(port, paths_file, seconds, resolver, members, logs))
+        _report(label, "cached, -c4", measured(port, paths_file, 5, resolver, members, logs, 4))
+    finally:
         resolver.stop()
 
 
-def _report(archives: int, mode: str, result: dict) -> None:
+def _ask_each(port: int, paths_file: Path) -> None:
+    """One request for each persistent URL, on one kept-alive connection."""
+    import http.client
+
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        for path in paths_file.read_text(encoding="utf-8").split():
+            connection.request("GET", path)
+            connection.getresponse().read()
+    finally:
+        connection.close()
+
+
+def _report(label: str, mode: str, result: dict) -> None:
     cpu = result["resolver_ms"] + result["archives_ms"]
     print(
-        f"{archives:>2} Archives, {mode:8}: {result['rate']:>8,.0f} redirects/s  "
+        f"{label}, {mode:14}: {result['rate']:>8,.0f} redirects/s  "
         f"p50 {result['p50']}  p99 {result['p99']}  statuses {result['statuses']} "
         f"{result['errors']}\n    CPU per answer: resolver {result['resolver_ms']:.2f} ms, "
         f"Archives {result['archives_ms']:.2f} ms (2 idle cores: about {2000 / cpu:,.0f}/s); "
+        f"acknowledgments counted {result['acks']:,} for {result['redirects']:,} redirects "
+        f"wrk got; "
         f"load average {_load()}",
         flush=True,
     )
@@ -177,7 +245,8 @@ def _print_profile(path: Path) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--archives", type=int, nargs="+", default=[2, 5, 20])
+    parser.add_argument("--archives", type=int, nargs="+", default=[5])
+    parser.add_argument("--hung", type=int, default=1, choices=(0, 1), help="hung Archives")
     parser.add_argument("--items", type=int, default=200, help="items per Archive")
     parser.add_argument("--seconds", type=int, default=10, help="seconds of each wrk run")
     parser.add_argument("--workdir", type=Path, default=None)
@@ -189,7 +258,7 @@ def main() -> None:
     for archives in args.archives:
         workdir = Path(tempfile.mkdtemp(prefix=f"network-{archives}-", dir=args.workdir))
         try:
-            run_one(workdir, archives, args.items, args.seconds, args.profile)
+            run_one(workdir, archives, args.hung, args.items, args.seconds, args.profile)
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
         time.sleep(1)

@@ -183,9 +183,19 @@ def start_archive(site: Path, resolver_port: int, key: str, *extra: str) -> tupl
     return process, port
 
 
-def get(port: int, target: str, headers: dict | None = None, timeout: float = 10.0):
-    """(status, headers as a dict of lower-case names, body) of GET `target`."""
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+def get(
+    port: int,
+    target: str,
+    headers: dict | None = None,
+    timeout: float = 10.0,
+    source: str | None = None,
+):
+    """(status, headers as a dict of lower-case names, body) of GET `target`, sent from
+    the loopback address `source` when given (another client than the resolver)."""
+    address = (source, 0) if source else None
+    connection = http.client.HTTPConnection(
+        "127.0.0.1", port, timeout=timeout, source_address=address
+    )
     try:
         connection.request("GET", target, headers=headers or {})
         response = connection.getresponse()

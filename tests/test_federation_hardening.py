@@ -133,10 +133,15 @@ def test_slowloris_clients_cost_others_nothing(resolver):
             connection.close()
 
 
-def test_a_replayed_acknowledgment_counts_once_across_the_workers_of_serve(sample_index, tmp_path):
-    """serve --workers 2, real processes: the key one urlRequest issued is acknowledged
-    eight times on eight connections (the kernel spreads them over both workers); one
-    is accepted and counted, seven are refused."""
+def test_acknowledgments_count_only_from_the_resolver_across_the_workers_of_serve(
+    sample_index, tmp_path
+):
+    """serve --workers 2 --ack-from 127.0.0.1, real processes.  A client at 127.0.0.2
+    asks a urlRequest and acknowledges its key eight times: every worker refuses (it is
+    no resolver), and the resolver's address cannot use that key either.  The resolver's
+    own key counts each time it acknowledges (one redirect each, cached ones too),
+    whichever worker the connection reaches.  (This test replaced one that had any
+    client acknowledge once: that let anyone inflate the counts, issue 37.)"""
     import re
 
     from federation_helpers import Process
@@ -144,38 +149,41 @@ def test_a_replayed_acknowledgment_counts_once_across_the_workers_of_serve(sampl
 
     log = tmp_path / "acks.jsonl"
     process = Process(
-        "serve",
-        "--index",
-        str(sample_index),
-        "--port",
-        "0",
-        "--workers",
-        "2",
-        "--ack-log",
-        str(log),
-    )
-    try:
-        port = int(process.wait_for(r"http://127\.0\.0\.1:(\d+)/").group(1))
-        service = "/sid.inpe.br/mtc-m18@80/2008/03.17.15.17"  # mtc-m16c's archive service
+        "serve", "--index", str(sample_index), "--port", "0", "--workers", "2",
+        "--ack-log", str(log), "--ack-from", "127.0.0.1",
+    )  # fmt: skip
+    service = "/sid.inpe.br/mtc-m18@80/2008/03.17.15.17"  # mtc-m16c's archive service
+
+    def key_for(port: int, source: str) -> str:
         asked = [
             ("servicesubject", "urlRequest"),
             ("clientinformation.ipaddress", "10.0.0.1"),
             ("parsedibiurl.ibi", "8JMKD3MGP8W/35MMLL8"),
         ]
-        status, _, body = get(port, request_url(service, asked))
+        status, _, body = get(port, request_url(service, asked), source=source)
         assert status == 200
-        key = re.search(r"^urlkey (\S+)", body.decode("ascii"), re.M).group(1)
-        ack = [
+        return re.search(r"^urlkey (\S+)", body.decode("ascii"), re.M).group(1)
+
+    def ack(port: int, key: str, source: str) -> int:
+        pairs = [
             ("servicesubject", "acknowledgment"),
-            ("clientinformation.ipaddress", "10.0.0.1"),
+            ("clientinformation.ipaddress", "10.0.0.1 192.0.2.7"),  # a client and its proxy
             ("contenttype", "Data"),
-            ("state", "Original"),
             ("url", "http://mtc-m16c.sid.inpe.br/col/x/doc/a.pdf"),
             ("url.persistent", "https://ibi.example.org/8JMKD3MGP8W/35MMLL8"),
             ("urlkey", key),
-        ]
-        statuses = [get(port, request_url(service, ack))[0] for _ in range(8)]
+        ]  # no state pair: Example 6.9 (URLib) sends none
+        return get(port, request_url(service, pairs), source=source)[0]
+
+    try:
+        port = int(process.wait_for(r"http://127\.0\.0\.1:(\d+)/").group(1))
+        stranger = key_for(port, "127.0.0.2")
+        refused = [ack(port, stranger, "127.0.0.2") for _ in range(8)]
+        refused.append(ack(port, stranger, "127.0.0.1"))
+        own = key_for(port, "127.0.0.1")
+        counted = [ack(port, own, "127.0.0.1") for _ in range(6)]
     finally:
         process.stop()
-    assert sorted(statuses) == [200] + [400] * 7
-    assert len(log.read_text(encoding="utf-8").splitlines()) == 1
+    assert refused == [400] * 9
+    assert counted == [200] * 6
+    assert len(log.read_text(encoding="utf-8").splitlines()) == 6

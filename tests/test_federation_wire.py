@@ -499,8 +499,8 @@ class Scripted:
             parse_pairs(self.answers.get(query["parsedibiurl.ibi"].upper(), ""))
         )
 
-    async def acknowledge(self, pairs) -> None:  # an Archive on the network can be thanked
-        pass
+    def acknowledge(self, thanks, client_ip, persistent_url) -> bool:  # it can be thanked
+        return True
 
 
 def _item(address: str, ibi: str, state: str, url: str = "", extra: str = "") -> str:

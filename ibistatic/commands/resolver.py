@@ -12,8 +12,10 @@ def add_parser(subparsers) -> None:
         "resolver",
         help="run a resolver that Archives join (ibistatic serve --join) and that asks them all",
         description="A resolver of the IBI resolution system: Archives listed in the keys file "
-        "join it with inclusionRequest; persistent URLs at any other path are asked of every "
-        "included Archive (and each --index) at once, selected, followed and acknowledged.",
+        "join it with inclusionRequest; persistent URLs at any other path are asked of the "
+        "Archive that holds the IBI, or of every included Archive (and each --index) at once "
+        "for an IBI not seen before, within a budget of time and requests, then followed and "
+        "acknowledged (docs/protocol.md: the holder rule).",
     )
     parser.add_argument(
         "--keys",
@@ -49,16 +51,39 @@ def add_parser(subparsers) -> None:
         help="seconds an Archive may take to answer (default: 2)",
     )
     parser.add_argument(
+        "--deadline",
+        type=float,
+        default=5.0,
+        metavar="S",
+        help="seconds one resolution may take, every round of requests together (default: 5)",
+    )
+    parser.add_argument(
+        "--max-requests",
+        type=int,
+        default=64,
+        metavar="N",
+        help="urlRequests one resolution may send to Archives (default: 64)",
+    )
+    parser.add_argument(
         "--cache-seconds",
         type=float,
         default=3.0,
         metavar="S",
-        help="keep answers this long (default: 3; 0 disables; cached answers are not acknowledged)",
+        help="keep answers this long (default: 3; 0 disables; a cached redirect is "
+        "acknowledged too, and kept at most 60 s)",
+    )
+    parser.add_argument(
+        "--cache-mib",
+        type=float,
+        default=32.0,
+        metavar="MIB",
+        help="the most memory the answer cache takes (default: 32)",
     )
     parser.add_argument(
         "--state",
         metavar="FILE",
-        help="where the included Archives are kept across restarts (default: none)",
+        help="where the included Archives, their ranks and which Archive holds each IBI "
+        "are kept across restarts (FILE and FILE's name with .holders.sqlite; default: none)",
     )
     parser.add_argument("--log", action="store_true", help="log every request to stderr")
     parser.set_defaults(func=run)
@@ -80,8 +105,9 @@ def run(args) -> int:
         registry,
         service_ibi=_service_ibi(args.service_ibi),
         views=views,
-        timeout=args.timeout,
         cache_seconds=args.cache_seconds,
+        limits=_limits(args),
+        holders=_holders(args.state, registry, views),
     )
 
     def started(host: str, port: int) -> None:
@@ -102,6 +128,43 @@ def run(args) -> int:
             f"resolver: cannot listen on {args.bind} port {args.port}: {error.strerror or error}"
         ) from None
     return 0
+
+
+def _limits(args):
+    from ..errors import UsageError
+    from ..federation.network import ResolverLimits
+
+    if args.deadline <= 0:
+        raise UsageError(f"--deadline {args.deadline}: expected a positive number of seconds")
+    if not 1 <= args.max_requests <= 100_000:
+        raise UsageError(f"--max-requests {args.max_requests}: expected 1 to 100000")
+    if not 0 < args.cache_mib <= 65536:
+        raise UsageError(f"--cache-mib {args.cache_mib}: expected more than 0, at most 65536")
+    return ResolverLimits(
+        timeout=args.timeout,
+        deadline=args.deadline,
+        max_requests=args.max_requests,
+        cache_bytes=int(args.cache_mib * 1024 * 1024),
+    )
+
+
+def _holders(state, registry, views):
+    """The holders' memory next to --state (in a temporary folder without it); what the
+    Archives removed from the keys file held is forgotten."""
+    from pathlib import Path
+
+    from ..errors import ConfigError
+    from ..federation.holders import Holders
+
+    path = None
+    if state is not None:
+        path = Path(state).with_name(Path(state).name + ".holders.sqlite")
+    try:
+        holders = Holders(path)
+    except Exception as error:  # sqlite3.Error, OSError: a file that is not ours
+        raise ConfigError(f"--state {state}: cannot open {path}: {error}") from None
+    holders.keep_only(set(registry.keys) | {"local:" + view.info.name for view in views})
+    return holders
 
 
 def _service_ibi(text: str) -> str:

@@ -30,10 +30,12 @@ bytes.  ``parse_pairs(text, strict=True)`` reads exactly that grammar and nothin
 
 from __future__ import annotations
 
+import codecs
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+from urllib.parse import unquote_to_bytes
 
 from ..errors import IbiSyntaxError, UsageError
 from .facts import QUERY_CHARACTER_CLASS
@@ -59,6 +61,7 @@ __all__ = [
     "ibi_forms",
     "parse_ibi_forms",
     "encode_query",
+    "escape_query_value",
     "decode_query",
     "match_query",
 ]
@@ -78,6 +81,14 @@ HEXDIG = re.compile(r"[0-9A-Fa-f]{2}")
 _PLAIN_QUERY = re.compile(
     f"{QUERY_CHARACTER_CLASS}+={QUERY_CHARACTER_CLASS}*(?:&{QUERY_CHARACTER_CLASS}+={QUERY_CHARACTER_CLASS}*)*"
 )
+
+# pergunta whose every '%' begins a well-formed escape: decoded by the standard library
+# (match_query, which points at what is wrong, reads the others)
+_ESCAPED_RUN = (
+    r"[\x21\x22\x24\x27-\x3c\x3e-\x7e]*(?:%[0-9A-Fa-f]{2}[\x21\x22\x24\x27-\x3c\x3e-\x7e]*)*"
+)
+_ESCAPED_PAIR = f"(?![=&]|$){_ESCAPED_RUN}={_ESCAPED_RUN}"
+_ESCAPED_QUERY = re.compile(f"{_ESCAPED_PAIR}(?:&{_ESCAPED_PAIR})*")
 
 # a query value with nothing to escape: printable ASCII but the specials below
 _QUERY_PLAIN_VALUE = re.compile(r"[\x21\x22\x24\x27-\x2a\x2c-\x3c\x3e\x40-\x7e]*")
@@ -436,7 +447,7 @@ def encode_query(pairs: Iterable[tuple[str, str | tuple[str, ...]]]) -> str:
     and everything outside printable ASCII, as UTF-8 ``%hh``).  A tuple value is its
     words joined by spaces (``ibi=rep%20X%20ibip%20Y``, Example 6.9)."""
     return "&".join(
-        f"{_query_escape(name)}={_query_escape(_joined(value))}" for name, value in pairs
+        f"{escape_query_value(name)}={escape_query_value(_joined(value))}" for name, value in pairs
     )
 
 
@@ -444,7 +455,8 @@ def _joined(value: str | tuple[str, ...]) -> str:
     return " ".join(value) if isinstance(value, tuple) else value
 
 
-def _query_escape(text: str) -> str:
+def escape_query_value(text: str) -> str:
+    """One query name or value, escaped as :func:`encode_query` escapes it."""
     if _QUERY_PLAIN_VALUE.fullmatch(text):
         return text  # nothing to escape (most values)
     return "".join(
@@ -461,7 +473,28 @@ def decode_query(qs: str) -> list[tuple[str, str]]:
     if "%" not in qs and _PLAIN_QUERY.fullmatch(qs):
         # nothing escaped: the pairs are the text itself (what the service mostly gets)
         return [tuple(pair.split("=", 1)) for pair in qs.split("&")] if qs else []
+    if _ESCAPED_QUERY.fullmatch(qs):  # decode_percent's answer, in C (acknowledgments)
+        return [
+            (_unquote(name), _unquote(value))
+            for name, value in (pair.split("=", 1) for pair in qs.split("&"))
+        ]
     return [(pair.name, pair.value) for pair in match_query(qs)]
+
+
+def _unquote(text: str) -> str:
+    """:func:`decode_percent` of well-formed `text`: UTF-8 where the bytes are UTF-8,
+    ISO-8859-1 byte by byte elsewhere."""
+    if "%" not in text:
+        return text
+    return unquote_to_bytes(text).decode("utf-8", "ibistatic-latin-1")
+
+
+def _latin_1_byte(error: UnicodeDecodeError) -> tuple[str, int]:
+    """The first byte of a sequence that is no UTF-8, as ISO-8859-1; then decode on."""
+    return chr(error.object[error.start]), error.start + 1
+
+
+codecs.register_error("ibistatic-latin-1", _latin_1_byte)
 
 
 def match_query(text: str, start: int = 0, what: str = "query string") -> list[QueryPair]:

@@ -2,10 +2,16 @@
 
 Each urlRequest answer with a URL carries a fresh ``urlkey`` (Table 5.1 grammar); the
 resolver sends it back in the ``acknowledgment`` of Table 6.11 when it returns that URL
-to a reader.  An Archive that counts accesses must only count acknowledgments of keys it
-issued, so keys here are unforgeable (an HMAC), expire, and are spent on use.  Each
-accepted acknowledgment is one access: a JSON line in the ack log (:class:`AckLog`),
-summarised per item by ``ibistatic acks`` (:func:`summarise`).
+to a reader.  An Archive that counts accesses must only count acknowledgments that a
+resolver it joined sent for a urlRequest of its own.  ``ibistatic serve`` issues
+:class:`ResolverKeys`: unforgeable (an HMAC), expiring, and bound to the address that
+asked, so only that address can acknowledge with them; it counts only acknowledgments
+from its resolvers (``--join``, ``--ack-from``).  The resolver acknowledges every redirect
+it gives with the key of the answer it gave it from, a cached one too, so a key may
+serve several acknowledgments from its resolver.  (:class:`UrlKeys`, spent on their
+first use, serve an Archive that counts acknowledgments from anyone.)  Each accepted
+acknowledgment is one access: a JSON line in the ack log (:class:`AckLog`), summarised
+per item by ``ibistatic acks`` (:func:`summarise`).
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from pathlib import Path
 from ..errors import UsageError
 
 __all__ = [
+    "ResolverKeys",
     "UrlKeys",
     "SpentKeys",
     "AckLog",
@@ -39,11 +46,11 @@ __all__ = [
 
 #: how long an issued urlkey may be acknowledged (a resolver acknowledges at once)
 DEFAULT_KEY_SECONDS = 600.0
-#: the required pairs of an acknowledgment (Table 6.11, "obr.")
+#: the required pairs of an acknowledgment: Table 6.11's "obr." but ``state``, which the
+#: seeds' own Example 6.9 (URLib's acknowledgment) leaves out
 REQUIRED = (
     "clientinformation.ipaddress",
     "contenttype",
-    "state",
     "url",
     "url.persistent",
     "urlkey",
@@ -83,7 +90,7 @@ class UrlKeys:
         return body + self._mac(body)
 
     def _mac(self, body: str) -> str:
-        digest = hmac.new(self._secret, body.encode("ascii"), "sha256").digest()
+        digest = hmac.digest(self._secret, body.encode("ascii"), "sha256")
         return f"{int.from_bytes(digest[:8], 'big') % 10**16:016d}"
 
     def spend(self, key: str) -> bool:
@@ -104,6 +111,46 @@ class UrlKeys:
     def __len__(self) -> int:
         """How many spent keys are remembered (those not yet expired, or not yet forgotten)."""
         return len(self.spent)
+
+
+class ResolverKeys:
+    """urlkeys bound to the address that asked for them.
+
+    A key is ``<issue second>-<10 random digits><16 digits of an HMAC>`` (Table 5.1), the
+    HMAC (SHA-256, a secret made at start, shared by forked workers) taken over the key's
+    body and the requester's address: :meth:`check` accepts a key only from the address
+    it was issued to, until it expires, with nothing stored per key.
+    """
+
+    _KEY = UrlKeys._KEY
+
+    def __init__(
+        self,
+        seconds: float = DEFAULT_KEY_SECONDS,
+        clock: Callable[[], float] = time.time,
+        secret: bytes | None = None,
+    ) -> None:
+        if seconds <= 0:
+            raise UsageError(f"urlkey lifetime {seconds!r}: expected a positive number of seconds")
+        self.seconds, self.clock = seconds, clock
+        self._secret = secret if secret is not None else secrets.token_bytes(32)
+
+    def issue(self, requester: str) -> str:
+        """A fresh key for `requester` (the address of the urlRequest)."""
+        body = f"{int(self.clock()):010d}-{secrets.randbelow(10**10):010d}"
+        return body + self._mac(body, requester)
+
+    def _mac(self, body: str, requester: str) -> str:
+        message = f"{body} {requester}".encode("ascii", "replace")
+        digest = hmac.digest(self._secret, message, "sha256")
+        return f"{int.from_bytes(digest[:8], 'big') % 10**16:016d}"
+
+    def check(self, key: str, sender: str) -> bool:
+        """Whether `key` was issued here to `sender` and has not expired."""
+        match = self._KEY.fullmatch(key)
+        if match is None or not hmac.compare_digest(self._mac(key[:-16], sender), match[3]):
+            return False
+        return int(match[1]) + self.seconds > self.clock()
 
 
 class SpentKeys:
@@ -177,7 +224,7 @@ def ack_record(query: Mapping[str, str], client_ip: str | None, when: float) -> 
         "url": query["url"],
         "url.persistent": query["url.persistent"],
         "contenttype": query["contenttype"],
-        "state": query["state"],
+        "state": query.get("state", ""),
         "clientinformation.ipaddress": query["clientinformation.ipaddress"],
         "resolver": client_ip,
     }
@@ -201,11 +248,18 @@ class AckLog:
                 ) from None
 
     def add(self, record: dict) -> None:
-        line = json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n"
+        self.add_all([record])
+
+    def add_all(self, records: list[dict]) -> None:
+        """Count `records` and append them, flushed once (a batch: one write)."""
+        if not records:
+            return
+        lines = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in records)
         with self._lock:
-            self.counts[record["ibi"]] = self.counts.get(record["ibi"], 0) + 1
+            for record in records:
+                self.counts[record["ibi"]] = self.counts.get(record["ibi"], 0) + 1
             if self._file is not None:
-                self._file.write(line)
+                self._file.write(lines)
                 self._file.flush()
 
     def close(self) -> None:

@@ -1,8 +1,10 @@
 """What ``ibistatic serve`` adds to be an Archive of a resolver network (§5.2, §6.2).
 
-- its Archive service issues unguessable, expiring urlkeys and counts the
-  acknowledgments of its own keys (:class:`~ibistatic.web.service.ArchiveService`),
-  appending them to ``--ack-log``;
+- its Archive service (:class:`CountingService`) issues unguessable, expiring urlkeys,
+  each bound to the address that asked, and counts an acknowledgment only when it comes
+  from a resolver it joined (``--join``'s host) or names (``--ack-from``) with a key
+  issued to that resolver, appending it to ``--ack-log``; it takes them one by one (a
+  GET, Table 6.11) or in batches (a POST, one a line: :meth:`CountingService.batch`);
 - with ``--join``, once it listens it sends ``inclusionRequest`` (advertising the
   address it listens on, or ``--advertise``), and on SIGTERM/SIGINT ``exclusionRequest``
   before it exits.  The inclusion runs in a thread: the resolver calls back
@@ -11,15 +13,34 @@
 
 from __future__ import annotations
 
+import socket
 import sys
 import threading
+import time
+from http import HTTPStatus
+from urllib.parse import urlsplit
 
-from ..errors import UsageError
-from .acks import DEFAULT_KEY_SECONDS, AckLog, UrlKeys
+from ..core.pairlists import decode_query, wire_text
+from ..errors import IbistaticError, UsageError
+from ..web.service import ArchiveService, service_answer, service_view
+from .acks import DEFAULT_KEY_SECONDS, AckLog, ResolverKeys, ack_record
 from .joining import Membership, check_advertise, check_resolver_url, local_ip_towards
-from .wire import EMAIL, IP_ADDRESS, Registration, check_registration_key
+from .wire import (
+    ACK_BATCH_BYTES,
+    ACK_BATCH_LINES,
+    EMAIL,
+    IP_ADDRESS,
+    Registration,
+    batch_answer,
+    check_registration_key,
+    ip_list,
+    normal_ip,
+)
 
-__all__ = ["add_join_options", "ArchiveSide"]
+__all__ = ["add_join_options", "ArchiveSide", "CountingService", "resolver_addresses"]
+
+#: the most addresses an Archive reads in clientinformation.ipaddress (Table 6.10 sets none)
+ARCHIVE_IP_LIST_MAX = 32
 
 _ANY = ("0.0.0.0", "::", "")
 
@@ -52,6 +73,14 @@ def add_join_options(parser) -> None:
         help="append each accepted acknowledgment as a JSON line (see ibistatic acks)",
     )
     group.add_argument(
+        "--ack-from",
+        action="append",
+        default=[],
+        metavar="IP",
+        help="count acknowledgments from this resolver address too (repeatable; --join's "
+        "host is counted from without it)",
+    )
+    group.add_argument(
         "--urlkey-seconds",
         type=float,
         default=DEFAULT_KEY_SECONDS,
@@ -64,16 +93,16 @@ class ArchiveSide:
     """The service and the start/stop hooks of a served site, from ``serve``'s options."""
 
     def __init__(self, args, views, *, filtered: bool = True) -> None:
-        from ..web.service import ArchiveService
-
         if args.urlkey_seconds <= 0:
             raise UsageError(f"--urlkey-seconds {args.urlkey_seconds}: expected a positive number")
         self.membership = self._membership(args, views) if args.join else None
         if self.membership is None and (args.registration_key or args.advertise):
             raise UsageError("--registration-key and --advertise need --join")
         self.advertise = check_advertise(args.advertise) if args.advertise else None
+        resolvers = resolver_addresses(args.join, args.ack_from)
         self.log = AckLog(args.ack_log)
-        self.service = ArchiveService(UrlKeys(args.urlkey_seconds), self.log, filtered)
+        keys = ResolverKeys(args.urlkey_seconds)
+        self.service = CountingService(keys, self.log, filtered, resolvers)
         self._joining: threading.Thread | None = None
 
     @staticmethod
@@ -137,3 +166,140 @@ class ArchiveSide:
 
 def _rest(registration: Registration) -> tuple[str, str, str]:
     return registration.platform_version, registration.email, registration.key
+
+
+def resolver_addresses(join: str | None, ack_from) -> frozenset[str]:
+    """The addresses acknowledgments are counted from: those of --join's host (looked up
+    now) and each --ack-from."""
+    addresses = set()
+    for text in ack_from:
+        try:
+            addresses.add(normal_ip(text))
+        except ValueError:
+            raise UsageError(f"--ack-from {text!r}: expected an IP address") from None
+    if join:
+        parts = urlsplit(join)
+        try:
+            found = socket.getaddrinfo(parts.hostname, parts.port or 80, proto=socket.IPPROTO_TCP)
+        except OSError as error:
+            print(
+                f"ibistatic serve: --join: cannot look up {parts.hostname} ({error}); "
+                "acknowledgments are counted only from --ack-from",
+                file=sys.stderr,
+            )
+            found = []
+        addresses.update(normal_ip(entry[4][0].split("%")[0]) for entry in found)
+    return frozenset(addresses)
+
+
+class CountingService(ArchiveService):
+    """The Archive service of ``serve``: urlkeys bound to the address that asks
+    (:class:`~.acks.ResolverKeys`), acknowledgments counted from `resolvers` only."""
+
+    def __init__(self, keys: ResolverKeys, log: AckLog, filtered: bool, resolvers) -> None:
+        super().__init__(keys, log, filtered)
+        self.resolvers = frozenset(resolvers)
+
+    def __call__(self, views, target: str, client: str | None = None):
+        requester = _normal(client)
+        answer = service_answer(
+            views, target, lambda: self.keys.issue(requester), self.filtered,
+            self.acknowledge, client,
+        )  # fmt: skip
+        if answer is not None and answer[0] == HTTPStatus.OK:
+            problem = _address_problem(target)
+            if problem is not None:
+                return HTTPStatus.BAD_REQUEST, f"bad service request: {problem}\r\n"
+        return answer
+
+    def acknowledge(self, query, client: str | None) -> str | None:
+        """None when a resolver of this Archive sent it with a key issued to it (then it is
+        counted), else why it is refused."""
+        sender = _normal(client)
+        accepted = self._sender_problem(sender) or self._accept(query, client, sender)
+        if isinstance(accepted, str):
+            return accepted
+        self.log.add(accepted)
+        return None
+
+    def batch(self, views, target: str, body: bytes, client: str | None):
+        """(status, text) for a POST of acknowledgments to `target` (one a line, each the
+        query of its GET: docs/protocol.md), else None (not this service's).  Each line
+        is counted as its GET would be; the answer says how many were."""
+        parts = urlsplit(target)
+        if parts.query != "servicesubject=acknowledgment" or not service_view(views, parts.path):
+            return None
+        sender = _normal(client)
+        problem = self._sender_problem(sender) or _batch_problem(body)
+        if problem is not None:
+            return HTTPStatus.BAD_REQUEST, f"bad service request: {problem}\r\n"
+        records, refused = [], 0
+        for line in body.decode("ascii").split("\n"):
+            accepted = self._line(line.rstrip("\r"), client, sender)
+            if isinstance(accepted, str):
+                refused += 1
+            else:
+                records.append(accepted)
+        self.log.add_all(records)
+        return HTTPStatus.OK, wire_text(batch_answer(len(records), refused))
+
+    def _line(self, line: str, client: str | None, sender: str) -> dict | str:
+        try:
+            query = dict(decode_query(line))
+        except IbistaticError as error:
+            return str(error)
+        if query.get("servicesubject") != "acknowledgment":
+            return "a batch holds acknowledgments only"
+        return self._accept(query, client, sender)
+
+    def _sender_problem(self, sender: str) -> str | None:
+        if sender in self.resolvers:
+            return None
+        named = ", ".join(sorted(self.resolvers)) or "none: see --join, --ack-from"
+        return f"acknowledgments are counted from this Archive's resolvers ({named}), not {sender}"
+
+    def _accept(self, query, client: str | None, sender: str) -> dict | str:
+        """The record of an acknowledgment from `sender` (one of the resolvers), or why
+        it is refused."""
+        try:
+            record = ack_record(query, client, time.time())
+        except IbistaticError as error:
+            return str(error)
+        addresses = query["clientinformation.ipaddress"]
+        if ip_list(addresses, ARCHIVE_IP_LIST_MAX) is None:
+            return f"clientinformation.ipaddress {addresses[:100]!r}: {_IP_LIST}"
+        key = query["urlkey"]
+        if not self.keys.check(key, sender):
+            return f"urlkey {key[:60]!r} was not issued by this Archive to {sender}, or has expired"
+        return record
+
+
+def _batch_problem(body: bytes) -> str | None:
+    if len(body) > ACK_BATCH_BYTES or body.count(b"\n") >= ACK_BATCH_LINES:
+        return f"a batch holds at most {ACK_BATCH_LINES} acknowledgments, {ACK_BATCH_BYTES} bytes"
+    if not body.isascii():
+        return "a batch of acknowledgments is ASCII (Table 4.1's escapes)"
+    return None
+
+
+_IP_LIST = "expected IP addresses separated by spaces, the client's first (Table 6.10)"
+
+
+def _normal(client: str | None) -> str:
+    try:
+        return normal_ip(client or "")
+    except ValueError:
+        return client or ""
+
+
+def _address_problem(target: str) -> str | None:
+    """What is wrong with a urlRequest's clientinformation.ipaddress (Table 6.10), if any."""
+    if "clientinformation.ipaddress=" not in target or "servicesubject=urlRequest" not in target:
+        return None
+    query = dict(decode_query(urlsplit(target).query))
+    addresses = query.get("clientinformation.ipaddress")
+    if addresses is None or query.get("servicesubject") != "urlRequest":
+        return None
+    if ip_list(addresses, ARCHIVE_IP_LIST_MAX) is None:
+        return f"clientinformation.ipaddress {addresses[:100]!r}: {_IP_LIST}"
+    return None

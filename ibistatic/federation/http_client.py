@@ -1,9 +1,14 @@
-"""A small HTTP/1.1 GET client for the resolver's fan-out: pooled keep-alive connections,
+"""A small HTTP/1.1 client for the resolver's fan-out: pooled keep-alive connections,
 one timeout per request, answers parsed by httptools (the parser the server runs on).
 
 Measured against aiohttp's client for the same fan-out (5 Archives, loopback): about a
 third of the CPU per request, which is most of the resolver's own work.  It does only
-what the protocol needs: ``GET`` of ``http://`` URLs, a bounded body, no redirects.
+what the protocol needs: ``GET`` of ``http://`` URLs (and the ``POST`` of a batch of
+acknowledgments), a bounded answer, no redirects.
+
+A peer may be hostile: the answer read is bounded as a whole (head and body: httptools
+would otherwise gather an endless header line in memory), and the timeout covers the
+whole exchange, so a peer that drips a byte at a time costs at most the timeout.
 """
 
 from __future__ import annotations
@@ -16,6 +21,10 @@ import httptools
 __all__ = ["HttpClient"]
 
 
+#: the most bytes of an answer's head (status line and headers) read from a peer
+HEAD_LIMIT = 16 * 1024
+
+
 class _Connection(asyncio.Protocol):
     """One kept-alive connection: one request at a time."""
 
@@ -26,6 +35,7 @@ class _Connection(asyncio.Protocol):
         self.waiter: asyncio.Future | None = None
         self.body: list[bytes] = []
         self.size = 0
+        self.received = 0
         self.closed = False
         self.reusable = False
 
@@ -37,6 +47,11 @@ class _Connection(asyncio.Protocol):
         self._fail(OSError("the connection was closed before the answer ended"))
 
     def data_received(self, data: bytes) -> None:
+        self.received += len(data)
+        if self.received > self.limit + HEAD_LIMIT:
+            self._fail(OSError(f"an answer over {self.limit} bytes"))
+            self.transport.close()
+            return
         try:
             self.parser.feed_data(data)
         except httptools.HttpParserError as error:
@@ -62,32 +77,47 @@ class _Connection(asyncio.Protocol):
             self.waiter.set_exception(error)
 
     def send(self, request: bytes) -> asyncio.Future:
-        self.body, self.size, self.reusable = [], 0, False
+        self.body, self.size, self.received, self.reusable = [], 0, 0, False
         self.waiter = asyncio.get_running_loop().create_future()
         self.transport.write(request)
         return self.waiter
 
 
 class HttpClient:
-    """GETs with a per-request `timeout` (seconds), connections kept per host."""
+    """Requests with a per-request `timeout` (seconds), connections kept per host."""
 
-    def __init__(self, timeout: float = 2.0, limit: int = 1 << 20, idle: int = 64) -> None:
+    def __init__(
+        self, timeout: float = 2.0, limit: int = 1 << 20, idle: int = 64, via: str = ""
+    ) -> None:
         self.timeout, self.limit, self.idle = timeout, limit, idle
+        # a Via header (RFC 9110 §7.6.3) names the sender: a request that comes back is a loop
+        self._via = f"Via: 1.1 {via}\r\n" if via else ""
         self._pools: dict[tuple[str, int], list[_Connection]] = {}
 
-    async def get(self, url: str) -> tuple[int, bytes]:
-        """(status, body); raises OSError (also for a timeout)."""
+    async def get(self, url: str, timeout: float | None = None) -> tuple[int, bytes]:
+        """(status, body); raises OSError (also for a timeout: `timeout` seconds, or the
+        client's when None)."""
+        return await self.request("GET", url, None, timeout)
+
+    async def request(
+        self, method: str, url: str, body: bytes | None = None, timeout: float | None = None
+    ) -> tuple[int, bytes]:
+        """(status, body) of `method` `url` with `body` (``text/plain``, when given)."""
         parts = urlsplit(url)
         if parts.scheme != "http" or not parts.hostname:
             raise OSError(f"not an http:// URL: {url[:100]!r}")
         host, port = parts.hostname, parts.port or 80
         target = (parts.path or "/") + ("?" + parts.query if parts.query else "")
-        request = f"GET {target} HTTP/1.1\r\nHost: {parts.netloc}\r\n\r\n".encode("latin-1")
+        head = f"{method} {target} HTTP/1.1\r\nHost: {parts.netloc}\r\n{self._via}"
+        if body is not None:
+            head += f"Content-Type: text/plain\r\nContent-Length: {len(body)}\r\n"
+        request = (head + "\r\n").encode("latin-1") + (body or b"")
+        seconds = self.timeout if timeout is None else min(timeout, self.timeout)
         try:
-            async with asyncio.timeout(self.timeout):
+            async with asyncio.timeout(seconds):
                 return await self._exchange((host, port), request)
         except TimeoutError:
-            raise OSError(f"no answer within {self.timeout:g} s") from None
+            raise OSError(f"no answer within {seconds:g} s") from None
 
     async def _exchange(self, key: tuple[str, int], request: bytes) -> tuple[int, bytes]:
         pool = self._pools.setdefault(key, [])
@@ -98,7 +128,7 @@ class HttpClient:
             try:
                 return await self._send(connection, pool, request)
             except OSError:
-                if connection.size:  # it had begun to answer: a real failure
+                if connection.received:  # it had begun to answer: a real failure
                     raise
         connection = await self._connect(key)
         return await self._send(connection, pool, request)

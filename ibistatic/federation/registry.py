@@ -2,9 +2,10 @@
 
 The keys file is what the registration e-mails of §5.1 leave at the resolver: a YAML list
 of ``{archive-service-ibi, registration-key}``.  The state is the list of included
-Archives, in inclusion order (the order "first non-empty answer" reads), with the
-address each advertised: it is written atomically on every change, so registrations
-survive a restart; an Archive may come back from another address (§5.2).
+Archives, with the address each advertised, and every Archive's *rank*: the order in
+which it first joined.  An Archive that leaves and comes back (a restart) keeps its rank,
+so nothing depends on who rejoined first.  It is written atomically on every change, so
+registrations survive a restart; an Archive may come back from another address (§5.2).
 """
 
 from __future__ import annotations
@@ -94,6 +95,8 @@ class Registry:
         self.keys = keys
         self.state = Path(state) if state is not None else None
         self._lock = threading.Lock()
+        #: service IBI keys in the order they first joined (leaving keeps the place)
+        self.ranks: list[str] = []
         self.included: dict[str, Included] = self._load()
 
     def check(self, registration: Registration) -> str | None:
@@ -116,8 +119,11 @@ class Registry:
             registration.email,
             registration.platform_version,
         )
+        key = parse_ibi(registration.service_ibi).key
         with self._lock:
-            self.included[parse_ibi(registration.service_ibi).key] = entry
+            self.included[key] = entry
+            if key not in self.ranks:
+                self.ranks.append(key)
             self._save()
 
     def exclude(self, registration: Registration) -> None:
@@ -126,7 +132,8 @@ class Registry:
             self._save()
 
     def archives(self) -> list[Included]:
-        return list(self.included.values())
+        """The included Archives by rank (the order they first joined)."""
+        return [self.included[key] for key in self.ranks if key in self.included]
 
     def _load(self) -> dict[str, Included]:
         if self.state is None or not self.state.exists():
@@ -134,21 +141,30 @@ class Registry:
         try:
             data = json.loads(self.state.read_text(encoding="utf-8"))
             entries = [Included(**entry) for entry in data["included"]]
-        except (OSError, ValueError, KeyError, TypeError) as error:
+            ranks = [parse_ibi(text).key for text in data.get("ranks", [])]
+        except (OSError, ValueError, KeyError, TypeError, IbistaticError) as error:
             raise ConfigError(
                 f"--state {self.state}: not a resolver state file ({error})"
             ) from None
-        # only Archives whose service IBI is still in the keys file come back
-        return {
+        # only Archives whose service IBI is still in the keys file come back; a state
+        # written before ranks were kept ranks them in inclusion order
+        included = {
             key: entry
             for entry in entries
             if (key := parse_ibi(entry.service_ibi).key) in self.keys
         }
+        for key in ranks + list(included):
+            if key in self.keys and key not in self.ranks:
+                self.ranks.append(key)
+        return included
 
     def _save(self) -> None:
         if self.state is None:
             return
-        data = {"included": [asdict(entry) for entry in self.included.values()]}
+        data = {
+            "included": [asdict(entry) for entry in self.included.values()],
+            "ranks": list(self.ranks),
+        }
         directory = self.state.parent
         descriptor, temporary = tempfile.mkstemp(prefix=".state-", dir=directory)
         with os.fdopen(descriptor, "w", encoding="utf-8") as handle:

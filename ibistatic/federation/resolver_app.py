@@ -3,12 +3,17 @@
 - ``/<service IBI>?servicesubject=inclusionRequest|exclusionRequest&...`` (§5.2): the
   registration key is checked against the keys file; an inclusion is confirmed by an
   ``inclusionConfirmationRequest`` sent back to the advertised address.
-- Any other path is a persistent URL: asked of every included Archive at once and of
-  each local index, selected (§6.2), followed (§8.2), acknowledged (Table 6.11), and
-  answered with the redirect or alert page that :func:`~ibistatic.core.http.http_answer`
-  decides (the one rule of every ibistatic answer).
-- Answers may be kept ``cache_seconds`` (0: never), at most :attr:`CACHE_SIZE` of them.
-  A cached answer asks no Archive, so none issues a key and none is acknowledged.
+- Any other path is a persistent URL: put to the Archives by the holder rule
+  (:mod:`.rounds`: the holder alone for an IBI it holds, every Archive at once for a new
+  one, the first acceptable answer taken), followed (§8.2) within the resolution's
+  limits (:class:`~.network.ResolverLimits`), acknowledged (Table 6.11), and answered
+  with the redirect or alert page that :func:`~ibistatic.core.http.http_answer` decides.
+- Answers may be kept ``cache_seconds`` (0: never) in a cache bounded by bytes
+  (:mod:`.answer_cache`).  Every redirect is acknowledged, a cached one too (with the
+  key its Archive gave when it was resolved), so the Archives' counts are exact; the
+  acknowledgments are queued, never waited for, and sent in batches (:mod:`.ack_queue`).
+- Nothing an Archive sends makes a 500: its answer is dropped, and any failure no check
+  foresaw ends that one request with ``502`` and one line in the log.
 """
 
 from __future__ import annotations
@@ -16,24 +21,29 @@ from __future__ import annotations
 import asyncio
 import html
 import logging
-import time
+import secrets
 from http import HTTPStatus
 
-from ..core.http import http_answer
-from ..core.identifiers import ibi_key
+from ..core.http import depends_on_languages, http_answer
+from ..core.identifiers import ibi_key, parse_ibi
 from ..core.pairlists import decode_query, parse_pairs, wire_text
 from ..errors import IbistaticError
 from ..web.app import target_problem
-from .network import Client, LocalArchive, RemoteArchive, acknowledgment, resolve_over
+from .answer_cache import BY_LANGUAGE, AnswerCache, language_key
+from .holders import Holders
+from .network import Client, LocalArchive, RemoteArchive, ResolverLimits, thanks_for
 from .registry import Registry
+from .rounds import run_process
 from .wire import (
     DEFAULT_SERVICE_IBI,
     confirmation_pairs,
     excluded,
     included,
+    ip_list,
     parse_registration,
     refused,
     request_url,
+    takes_batches,
 )
 
 __all__ = ["ResolverApp"]
@@ -49,10 +59,13 @@ _TEXT = "text/plain; charset=us-ascii"
 _HTML = "text/html; charset=utf-8"
 
 
+#: the longest a redirect is served from the cache: its acknowledgments reuse the urlkey
+#: its Archive gave, which the Archive accepts only for a while (ibistatic: 10 minutes)
+KEY_REUSE_SECONDS = 60.0
+
+
 class ResolverApp:
     """The resolver as an ASGI application (run it with ``web.server.run_server``)."""
-
-    CACHE_SIZE = 100_000
 
     def __init__(
         self,
@@ -62,15 +75,23 @@ class ResolverApp:
         views=(),
         timeout: float = 2.0,
         cache_seconds: float = 3.0,
+        limits: ResolverLimits | None = None,
+        holders: Holders | None = None,
     ) -> None:
         self.registry = registry
         self.service_ibi = service_ibi
         self.service_key = ibi_key(service_ibi)
         self.locals = [LocalArchive(view) for view in views]
-        self.client = Client(timeout)
+        self.limits = limits or ResolverLimits(timeout=timeout)
+        # each request this resolver sends says so: one that comes back is a loop
+        self.via = "ibistatic-" + secrets.token_hex(6)
+        self.client = Client(self.limits.timeout, self.limits.answer_bytes, self.via)
         self.cache_seconds = cache_seconds
-        self._cache: dict[tuple[str, str | None], tuple[float, tuple]] = {}
-        self._tasks: set[asyncio.Task] = set()
+        self.cache = AnswerCache(self.limits.cache_bytes)
+        self.holders = holders if holders is not None else Holders()
+        self._peers: dict[str, RemoteArchive] = {}
+        self._closing: set[asyncio.Task] = set()
+        self._keys: dict[str, str] = {}
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] == "lifespan":
@@ -96,12 +117,21 @@ class ResolverApp:
                 return
 
     async def close(self) -> None:
-        if self._tasks:
-            await asyncio.gather(*self._tasks, return_exceptions=True)
+        """Send what is queued (each Archive at most a timeout), then stop."""
+        await asyncio.gather(*(peer.close() for peer in self._peers.values()), *self._closing)
         await self.client.close()
 
     async def answer(self, scope) -> tuple[int, list, bytes]:
         """(status, headers, body) for one request."""
+        try:
+            return await self._answer(scope)
+        except Exception as error:  # a failure no check foresaw costs this request only
+            log.warning("request %r: %r", scope.get("path", "")[:200], error)
+            return _text(HTTPStatus.BAD_GATEWAY, "bad gateway: an answer could not be used\r\n")
+
+    async def _answer(self, scope) -> tuple[int, list, bytes]:
+        if self.via in (_header(scope, b"via") or ""):
+            return _text(HTTPStatus.LOOP_DETECTED, "loop: this resolver asked itself\r\n")
         if scope["method"] not in ("GET", "HEAD"):
             return _text(HTTPStatus.METHOD_NOT_ALLOWED, "only GET and HEAD are answered\r\n")
         path = scope.get("raw_path") or scope["path"].encode("utf-8")
@@ -143,11 +173,11 @@ class ResolverApp:
             return _text(HTTPStatus.FORBIDDEN, wire_text(refused(reason)))
         if subject == "exclusionRequest":
             self.registry.exclude(registration)
-            self._cache.clear()
+            self.cache.clear()
             return _text(HTTPStatus.OK, wire_text(excluded()))
         confirmed = await self._confirm(registration.service_base())
         self.registry.include(registration)
-        self._cache.clear()
+        self.cache.clear()
         return _text(HTTPStatus.OK, wire_text(included(confirmed)))
 
     async def _confirm(self, base: str) -> bool:
@@ -163,53 +193,131 @@ class ResolverApp:
 
     async def _resolution(self, scope, target: str) -> tuple[int, list, bytes]:
         accept_language = _header(scope, b"accept-language")
-        cache_key = (target, accept_language)
-        now = time.monotonic()
-        cached = self._cache.get(cache_key)
-        if cached is not None and cached[0] > now:
-            return cached[1]
-        response = await self._resolve(scope, target, accept_language)
-        if self.cache_seconds > 0:
-            if len(self._cache) >= self.CACHE_SIZE:
-                self._cache.clear()  # bounded and simple: a burst refills it
-            self._cache[cache_key] = (now + self.cache_seconds, response)
+        entry = self._cached(target, accept_language)
+        clients = client_addresses(scope)
+        if entry is None:
+            entry = await self._resolve(target, accept_language, clients)
+        response, thanks = entry
+        if thanks is not None:
+            thanks.source.acknowledge(thanks, clients, _persistent_url(scope, target))
         return response
 
-    async def _resolve(self, scope, target: str, accept_language: str | None):
+    def _cached(self, target: str, accept_language: str | None):
+        if self.cache_seconds <= 0:
+            return None
+        found = self.cache.get((target, None))
+        if found is BY_LANGUAGE:
+            found = self.cache.get((target, language_key(accept_language)))
+        return found
+
+    async def _resolve(self, target: str, accept_language: str | None, clients: str):
         from ..core.urls import parse_persistent_url
         from ..resolver import _iri_to_uri
 
-        client_ip = (scope.get("client") or ("127.0.0.1",))[0]
         try:
             parsed = parse_persistent_url(_iri_to_uri(target.lstrip("/")))
-            languages = _languages(accept_language)
         except IbistaticError as error:
-            return _page(HTTPStatus.BAD_REQUEST, "Not a persistent URL", str(error), target)
-        sources = self.locals + [
-            RemoteArchive(archive.service_ibi, archive.base, self.client)
-            for archive in self.registry.archives()
-        ]
-        answered = await resolve_over(sources, parsed, client_ip, accept_language, languages)
+            page = _page(HTTPStatus.BAD_REQUEST, "Not a persistent URL", str(error), target)
+            return page, None
+        languages = language_key(accept_language) if self._by_language(parsed) else None
+        answered = await run_process(
+            self.locals + self._remotes(),
+            parsed,
+            clients,
+            list(languages or ()),
+            self.holders,
+            self.limits,
+            self._ranked(),
+        )
         result = answered.resolution
         answer = http_answer(result, result.asked)
         if answer.location is None:
-            return _page(answer.status, result.alert, result.message, target, answer.headers)
-        ack = acknowledgment(answered, client_ip, _persistent_url(scope, target))
-        if ack is not None:
-            task = asyncio.ensure_future(answered.source.acknowledge(ack))
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
-        headers = [(n.lower().encode("latin-1"), v.encode("latin-1")) for n, v in answer.headers]
-        return answer.status, headers + [(b"content-length", b"0")], b""
+            page = _page(answer.status, result.alert, result.message, target, answer.headers)
+            entry = (page, None)
+        else:
+            headers = [
+                (n.lower().encode("latin-1"), v.encode("latin-1")) for n, v in answer.headers
+            ]
+            entry = (
+                (answer.status, headers + [(b"content-length", b"0")], b""),
+                thanks_for(answered),
+            )
+        if answered.complete:  # an Archive that failed may answer next time
+            self._keep(target, languages, entry)
+        return entry
+
+    @staticmethod
+    def _by_language(parsed) -> bool:
+        return depends_on_languages(parsed.verbs.steps)
+
+    def _keep(self, target: str, languages, entry) -> None:
+        (_, headers, body), thanks = entry
+        seconds = self.cache_seconds
+        size = 2 * len(target) + len(body) + sum(len(n) + len(v) for n, v in headers)
+        if thanks is not None:
+            seconds = min(seconds, KEY_REUSE_SECONDS)
+            size += 2 * len(thanks.url) + len(thanks.urlkey) + 200
+        if languages is None:
+            self.cache.put((target, None), entry, size, seconds)
+            return
+        self.cache.put((target, None), BY_LANGUAGE, len(target), seconds)
+        self.cache.put((target, languages), entry, size + 8 * len(languages), seconds)
+
+    def _remotes(self) -> list[RemoteArchive]:
+        """The included Archives by rank, as peers kept across requests (their health)."""
+        peers = []
+        for archive in self.registry.archives():
+            key = self._service_key(archive.service_ibi)
+            peer = self._peers.get(key)
+            batches = takes_batches(archive.platform_version)
+            if peer is None or (peer.base, peer.announced) != (archive.base, batches):
+                if peer is not None:  # back from elsewhere: what it had queued is sent first
+                    self._closing.add(asyncio.ensure_future(peer.close()))
+                    self._closing = {task for task in self._closing if not task.done()}
+                peer = RemoteArchive(
+                    archive.service_ibi, archive.base, self.client, self.limits, key, batches
+                )
+                self._peers[key] = peer
+            peers.append(peer)
+        return peers
+
+    def _ranked(self) -> list[str]:
+        return [source.holder_id for source in self.locals] + list(self.registry.ranks)
+
+    def _service_key(self, text: str) -> str:
+        key = self._keys.get(text)
+        if key is None:
+            key = self._keys[text] = parse_ibi(text).key
+        return key
 
 
-def _languages(accept_language: str | None) -> list[str]:
-    """The preferred language tags, most preferred first (as ``Resolver.resolve`` reads them)."""
-    from ..core.languages import parse_accept_language
+def client_addresses(scope) -> str:
+    """``clientinformation.ipaddress`` (Table 6.10, §8.1): the client first, then its
+    successive proxies, from ``X-Forwarded-For`` and the address the server saw.
 
-    if not accept_language:
-        return []
-    return [tag for tag, q in parse_accept_language(accept_language) if q > 0 and tag != "*"]
+    The server (uvicorn) takes the client from ``X-Forwarded-For`` when the peer is a
+    proxy it trusts: the entries up to that one are the client's own address and its
+    proxies.  Otherwise the peer is the client's last proxy and follows the entries.  A
+    header with anything but IP addresses, or more than IP_LIST_MAX of them, is not
+    passed on: the address the server saw is (``0.0.0.0`` when a trusted proxy named
+    something else than an address as the client)."""
+    client = (scope.get("client") or ("127.0.0.1",))[0]
+    forwarded = ",".join(
+        value.decode("latin-1")
+        for name, value in scope.get("headers", ())
+        if name == b"x-forwarded-for"
+    )
+    if not forwarded:
+        return client  # the peer's own address, as the socket gave it
+    if ip_list(client) is None:
+        return "0.0.0.0"
+    entries = [entry.strip() for entry in forwarded[:1024].split(",")]
+    if client in entries:
+        chain = entries[: len(entries) - entries[::-1].index(client)]
+    else:
+        chain = entries + [client]
+    addresses = ip_list(" ".join(chain))
+    return " ".join(addresses) if addresses is not None else client
 
 
 def _header(scope, name: bytes) -> str | None:

@@ -16,7 +16,12 @@ IBI>`` (the seeds' ``http://urlib.net/J8LNKB5R7W/3FUQHC5``); that of an Archive,
   not pass on: never ``parsedibiurl.requireditemstatus`` (a lying Archive must not know
   the original is wanted) nor ``clientinformation.languagepreference`` (privacy).
 - ``acknowledgment`` (Table 6.11): the resolver to the Archive that gave the URL;
-  answer ``notice {acknowledgment received}``.
+  answer ``notice {acknowledgment received}``.  An ibistatic extension sends several in
+  one ``POST`` (:func:`ack_batches`): the body holds one acknowledgment a line, each the
+  query of its GET; answer ``acknowledgment.counted N`` and ``acknowledgment.refused M``
+  (:func:`batch_answer`).  The resolver sends batches to Archives whose
+  ``archiveplatformversion`` is ibistatic's (:func:`takes_batches`), single
+  acknowledgments to any other.
 """
 
 from __future__ import annotations
@@ -43,10 +48,19 @@ __all__ = [
     "confirmation_pairs",
     "url_request_pairs",
     "acknowledgment_pairs",
+    "ACK_BATCH_LINES",
+    "ACK_BATCH_BYTES",
+    "ack_batches",
+    "batch_answer",
+    "batch_counts",
+    "takes_batches",
     "included",
     "excluded",
     "refused",
     "property_list_of",
+    "ip_list",
+    "normal_ip",
+    "IP_LIST_MAX",
 ]
 
 #: the resolver service of the seeds (Example 5.2: http://www.urlib.net/J8LNKB5R7W/3FUQHC5)
@@ -187,6 +201,48 @@ def acknowledgment_pairs(
     return pairs
 
 
+#: the most acknowledgments an Archive reads in one batch, and the most bytes of its body
+ACK_BATCH_LINES = 1024
+ACK_BATCH_BYTES = 1024 * 1024
+
+
+def ack_batches(lines: list[str]) -> list[bytes]:
+    """The bodies of the batches that send `lines` (acknowledgments as queries, ASCII):
+    one line each, in order, each body within the Archive's limits."""
+    bodies, batch, size = [], [], 0
+    for line in lines:
+        if batch and (len(batch) == ACK_BATCH_LINES or size + len(line) + 1 > ACK_BATCH_BYTES):
+            bodies.append("\n".join(batch).encode("ascii"))
+            batch, size = [], 0
+        batch.append(line)
+        size += len(line) + 1
+    if batch:
+        bodies.append("\n".join(batch).encode("ascii"))
+    return bodies
+
+
+def batch_answer(counted: int, refused: int) -> list[Pair]:
+    """An Archive's answer to a batch of acknowledgments."""
+    return [("acknowledgment.counted", str(counted)), ("acknowledgment.refused", str(refused))]
+
+
+def batch_counts(text: str) -> tuple[int, int] | None:
+    """(counted, refused) of an answer to a batch, or None when it is not one."""
+    from ..core.pairlists import parse_pairs
+
+    try:
+        pairs = dict(parse_pairs(text))
+        return int(pairs["acknowledgment.counted"]), int(pairs["acknowledgment.refused"])
+    except (IbistaticError, KeyError, ValueError, TypeError):
+        return None
+
+
+def takes_batches(platform_version: str) -> bool:
+    """Whether an Archive announcing `platform_version` (Table 5.2's
+    archiveplatformversion) is sent batches of acknowledgments: ibistatic's are."""
+    return platform_version.startswith("ibistatic-")
+
+
 def included(confirmed: bool) -> list[Pair]:
     """The status message (5) of Figure 5.1 after an inclusion."""
     outcome = "successful" if confirmed else "unsuccessful"
@@ -204,38 +260,74 @@ def refused(reason: str) -> list[Pair]:
     return [("status.archive", "refused"), ("notice", tuple(reason.split()))]
 
 
+#: the most addresses kept in clientinformation.ipaddress: the client and its proxies
+IP_LIST_MAX = 8
+
+
+def ip_list(text: str, limit: int = IP_LIST_MAX) -> tuple[str, ...] | None:
+    """The addresses of a ``lista-de-IP`` (Table 6.10: ``IP *(SP IP)``, IPv4 or IPv6; the
+    client first, then its successive proxies), or None when `text` is not one or names
+    more than `limit` addresses."""
+    words = text.split(" ")
+    if not 0 < len(words) <= limit:
+        return None
+    try:
+        return tuple(normal_ip(word) for word in words)
+    except ValueError:
+        return None
+
+
+def normal_ip(text: str) -> str:
+    """`text` as one IP address is written (an IPv4-mapped IPv6 address as the IPv4
+    one); ValueError when it is none."""
+    import ipaddress
+
+    address = ipaddress.ip_address(text)
+    mapped = getattr(address, "ipv4_mapped", None)
+    return str(mapped or address)
+
+
 _PROPERTY_NAMES = ("ibi", "url", "contenttype", "state", "timestamp")
 _ATTRIBUTE = {"contenttype": "content_type"}
+#: the domains of Table 7.5's properties that the resolver reads (Algorithm 2)
+_DOMAINS = {"state": ("Original", "Copy", "Deleted"), "contenttype": ("Data", "Metadata")}
+_IDENTITY = ("ibi.archiveservice", "ibi.platformsoftware", "ibi.nextedition")
+#: a urlkey is sent back as it came: any word (Table 5.1 writes digits) of bounded length
+_URLKEY = re.compile(r"[\x21-\x7e]{1,100}")
 
 
 def property_list_of(pairs: Iterable[Pair]) -> PropertyList | None:
     """An Archive's urlRequest answer (MONTARLISTADEURL's pairs) as a PropertyList; None
-    for the empty answer.  Raises UsageError naming a pair that is not a property."""
+    for the empty answer.  Raises UsageError naming the first pair that is not a
+    property, is given twice, or has a value outside its domain: an IBI value is a
+    formas-de-ibi (Table 7.4) of valid IBIs, a URL one a browser may be sent to."""
     identity: dict = {"archiveaddress": "", "services": (), "platform": ()}
     relations: dict = {}
     nextedition = urlkey = None
-    seen = False
+    seen: set[str] = set()
     for name, value in pairs:
-        seen = True
+        if name in seen:
+            raise UsageError(f"pair {name!r}: given twice (the answer contradicts itself)")
+        seen.add(name)
         if name == "archiveaddress":
             identity["archiveaddress"] = _word(name, value)
-        elif name in ("ibi.archiveservice", "ibi.platformsoftware", "ibi.nextedition"):
-            forms = value if isinstance(value, tuple) else (value,)
+        elif name in _IDENTITY:
+            forms = _ibi_forms(name, value, empty=name != "ibi.nextedition")
             if name == "ibi.nextedition":
                 nextedition = forms
             else:
                 identity["services" if name == "ibi.archiveservice" else "platform"] = forms
         elif name == "urlkey":
             urlkey = _word(name, value)
+            if not _URLKEY.fullmatch(urlkey):
+                raise UsageError(f"pair 'urlkey': {urlkey[:60]!r}...: longer than 100 characters")
         else:
             head, _, rest = name.partition(".")
             if head not in _PROPERTY_NAMES:
                 raise UsageError(f"pair {name!r}: not a property of MONTARLISTADEURL")
             relation = _relation(name, "." + rest if rest else "")
             known = relations.setdefault(relation, {})
-            if head == "url":
-                _check_url(name, _word(name, value))
-            known[_ATTRIBUTE.get(head, head)] = value if head == "ibi" else _word(name, value)
+            known[_ATTRIBUTE.get(head, head)] = _property_value(name, head, value)
     if not seen:
         return None
     typed = {
@@ -263,6 +355,36 @@ def _check_url(name: str, url: str) -> None:
         problem = "no http: or https: scheme"
     if problem is not None:
         raise UsageError(f"pair {name!r}: {url[:100]!r} is no URL to redirect to ({problem})")
+
+
+def _property_value(name: str, head: str, value):
+    """A relation's property value, checked against its domain."""
+    if head == "ibi":
+        return _ibi_forms(name, value)
+    word = _word(name, value)
+    if head == "url":
+        _check_url(name, word)
+    domain = _DOMAINS.get(head)
+    if domain is not None and word not in domain:
+        raise UsageError(f"pair {name!r}: {word[:60]!r}: expected one of {', '.join(domain)}")
+    return word
+
+
+def _ibi_forms(name: str, value, empty: bool = False) -> tuple[str, ...]:
+    """``formas-de-ibi`` (Table 7.4): ``rep <repository>``, ``ibip <IBIp>`` or both, each
+    a valid IBI (the resolver asks for them next); ``{}`` where `empty` allows it."""
+    forms = value if isinstance(value, tuple) else (value,)
+    if not forms and empty:
+        return forms
+    labels = forms[0::2]
+    if len(forms) not in (2, 4) or labels not in (("rep",), ("ibip",), ("rep", "ibip")):
+        raise UsageError(f"pair {name!r}: expected {{rep <repository>}}, {{ibip <IBIp>}} or both")
+    for text in forms[1::2]:
+        try:
+            parse_ibi(text)
+        except IbistaticError:
+            raise UsageError(f"pair {name!r}: {text[:60]!r} is not an IBI") from None
+    return forms
 
 
 def _word(name: str, value) -> str:

@@ -108,9 +108,13 @@ class ArchiveApp:
         target: str,
         headers: Mapping[str, str],
         client_ip: str | None = None,
+        body: bytes | None = None,
     ) -> Response:
         """The response to `method` `target` (the request target as sent: path and
-        query, percent-encoded) with `headers` (names in lower case)."""
+        query, percent-encoded) with `headers` (names in lower case); `body`, that of a
+        POST (which only the Archive service's batches of acknowledgments take)."""
+        if method == "POST" and body is not None:
+            return self._post(target, body, client_ip)
         response = self._answer(method, target, headers, client_ip)
         if method == "HEAD":
             return response._replace(body=b"")
@@ -150,6 +154,16 @@ class ArchiveApp:
         elif target == "/":
             return self._home()
         return self._resolve(target, headers.get("accept-language"), client_ip)
+
+    def _post(self, target: str, body: bytes, client_ip) -> Response:
+        batch = getattr(self.service, "batch", None)
+        answer = None
+        if batch is not None and not target_problem(target):
+            answer = batch(self.resolver.views, target, body, client_ip)
+        if answer is None:
+            return self._answer("POST", target, {}, client_ip)  # 405, as any other method
+        data = answer[1].encode("ascii", "replace")
+        return Response(int(answer[0]), _content("text/plain; charset=us-ascii", data), data)
 
     def _resolve(self, target: str, accept_language: str | None, client_ip) -> Response:
         try:

@@ -12,7 +12,10 @@ microseconds, and is given on the event loop; a request with a long target (more
 :data:`INLINE_TARGET_BYTES`) is answered on a thread instead (:class:`TakingTurns`),
 because reading a persistent URL costs time in proportion to its length (linear, but at
 the 8 KiB a request line may hold, milliseconds), which the other connections do not
-wait for.
+wait for.  A ``POST`` to the Archive service (a batch of acknowledgments from a resolver,
+docs/protocol.md) is read up to :data:`~ibistatic.federation.wire.ACK_BATCH_BYTES`
+within :data:`BODY_SECONDS` and answered on that thread too (it counts up to a thousand
+acknowledgments); any other ``POST`` is answered ``405`` unread.
 """
 
 from __future__ import annotations
@@ -34,6 +37,8 @@ __all__ = ["AsgiApp", "asgi_app", "from_environment"]
 _PATH_SAFE = "/!$&'()*+,;=:@~"
 #: request targets (path and query, bytes) up to this long are answered on the event loop
 INLINE_TARGET_BYTES = 512
+#: the most seconds a client may take to send the body of a POST
+BODY_SECONDS = 10.0
 
 
 class AsgiApp:
@@ -47,10 +52,13 @@ class AsgiApp:
             return
         if scope["type"] != "http":
             return  # websockets: nothing here speaks them
-        if _target_bytes(scope) > INLINE_TARGET_BYTES:
+        body = await _service_body(scope, receive) if scope["method"] == "POST" else None
+        if isinstance(body, tuple):
+            response = text_response(*body)
+        elif body is not None or _target_bytes(scope) > INLINE_TARGET_BYTES:
             client = scope.get("client")
             key = client_key(tuple(client)) if client else None
-            response = await self.long_targets.run(key, self.respond, scope)
+            response = await self.long_targets.run(key, self.respond, scope, body)
         else:
             response = self.respond(scope)
         await send(
@@ -70,7 +78,7 @@ class AsgiApp:
         else:
             await send({"type": "http.response.body", "body": response.body})
 
-    def respond(self, scope):
+    def respond(self, scope, body: bytes | None = None):
         try:
             target = request_target(scope)
         except UnicodeDecodeError as error:
@@ -81,7 +89,32 @@ class AsgiApp:
             name.decode("latin-1"): value.decode("latin-1") for name, value in scope["headers"]
         }
         client = scope.get("client")
-        return self.app.respond(scope["method"], target, headers, client[0] if client else None)
+        ip = client[0] if client else None
+        return self.app.respond(scope["method"], target, headers, ip, body)
+
+
+async def _service_body(scope, receive) -> bytes | tuple[int, str] | None:
+    """The body of a POST to an Archive service (None for any other POST: not read), or
+    (status, message) when it is too long or too slow to come."""
+    from ..federation.wire import ACK_BATCH_BYTES
+
+    if b"servicesubject=" not in scope.get("query_string", b""):
+        return None
+    chunks, size = [], 0
+    try:
+        async with asyncio.timeout(BODY_SECONDS):
+            while True:
+                message = await receive()
+                chunk = message.get("body", b"")
+                size += len(chunk)
+                if size > ACK_BATCH_BYTES:
+                    return 413, f"a body over {ACK_BATCH_BYTES} bytes\n"
+                chunks.append(chunk)
+                if message["type"] != "http.request" or not message.get("more_body"):
+                    break
+    except TimeoutError:
+        return 408, f"the body did not come within {BODY_SECONDS:g} s\n"
+    return b"".join(chunks)
 
 
 class TakingTurns:

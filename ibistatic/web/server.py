@@ -346,7 +346,8 @@ def server_config(app, limits: Limits, access_log: bool) -> Config:
         AsgiApp(app) if hasattr(app, "respond") else app,  # or an ASGI app (the resolver)
         http=guarded_protocol(limits),
         loop="auto",
-        lifespan="off",
+        # the resolver sends what it has queued (acknowledgments) once its requests end
+        lifespan="off" if hasattr(app, "respond") else "on",
         access_log=access_log,
         log_level="info" if access_log else "warning",
         timeout_keep_alive=limits.keep_alive,

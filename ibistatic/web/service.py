@@ -24,7 +24,7 @@ from ..core.pairlists import decode_query, wire_text
 from ..core.properties import archive_response, new_urlkey
 from ..errors import IbistaticError
 
-__all__ = ["service_answer", "ArchiveService"]
+__all__ = ["service_answer", "service_view", "ArchiveService"]
 
 
 #: checks an acknowledgment's decoded pairs (and the client's address): None to accept
@@ -46,25 +46,31 @@ def service_answer(
     parts = urlsplit(target)
     if "servicesubject=" not in parts.query:
         return None
+    view = service_view(views, parts.path)
+    if view is None:
+        return None
     try:
-        key = ibi_key(parts.path.lstrip("/"))
+        query = dict(decode_query(parts.query))
+        if acknowledge is not None and query.get("servicesubject") == "acknowledgment":
+            refusal = acknowledge(query, client)
+            if refusal is not None:
+                return HTTPStatus.BAD_REQUEST, f"bad service request: {refusal}\r\n"
+        return HTTPStatus.OK, wire_text(archive_response(view, query, urlkey, filtered))
+    except IbistaticError as error:
+        message = str(error).splitlines()[0]
+        return HTTPStatus.BAD_REQUEST, "bad service request: " + message + "\r\n"
+
+
+def service_view(views, path: str):
+    """The view of the Archive whose service IBI is `path` (``/<IBI>``), or None."""
+    try:
+        key = ibi_key(path.lstrip("/"))
     except IbistaticError:
         return None
     for view in views:
         info = view.info
-        if key in {info.service_ibi.key} | (
-            {info.service_ibip.key} if info.service_ibip else set()
-        ):
-            try:
-                query = dict(decode_query(parts.query))
-                if acknowledge is not None and query.get("servicesubject") == "acknowledgment":
-                    refusal = acknowledge(query, client)
-                    if refusal is not None:
-                        return HTTPStatus.BAD_REQUEST, f"bad service request: {refusal}\r\n"
-                return HTTPStatus.OK, wire_text(archive_response(view, query, urlkey, filtered))
-            except IbistaticError as error:
-                message = str(error).splitlines()[0]
-                return HTTPStatus.BAD_REQUEST, "bad service request: " + message + "\r\n"
+        if key == info.service_ibi.key or (info.service_ibip and key == info.service_ibip.key):
+            return view
     return None
 
 
