@@ -471,7 +471,9 @@ def test_a_sigkilled_server_leaves_no_worker_running(site):
     port = free_port()
     command = [sys.executable, "-m", "ibistatic", "serve", str(site), "--port", str(port)]
     with running([*command, "--workers", "2"], port) as (process, _):
-        workers = _children(process.pid)
+        deadline = time.monotonic() + 15  # on a loaded machine the port opens first
+        while len(workers := _children(process.pid)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
         assert len(workers) == 2
         assert get(port, "/" + IBI)[1] == 302
         process.kill()  # SIGKILL: no handler runs in the main process
