@@ -450,7 +450,8 @@ def test_mkdocs_search_keeps_the_overview_and_leaves_out_the_item_pages(built):
 def test_the_catalog_has_its_own_search(built, sample_loaded):
     page = (built / "catalog" / "search" / "index.html").read_text(encoding="utf-8")
     assert '<script type="application/json" id="ibistatic-search-config">' in page
-    assert '{"index":"./","links":"../"}' in page
+    assert '{"index":"./","links":"../","param":"query"}' in page  # not mkdocs' own ?q=
+    assert '<input type="search" name="query" id="ibistatic-q">' in page
     assert '<script src="./search.js"></script>' in page
     index = json.loads((built / "catalog" / "search" / "index.json").read_text(encoding="utf-8"))
     assert index["link"] == "items/{}/"
