@@ -71,7 +71,11 @@ class FileSums:
             if not stat.S_ISREG(status.st_mode):
                 return None, None
             identity = _identity(status)
-            digest = self.known.get(identity) if self.trusted else None
+            # a sum this build made is fresh even when the kept ones are not trusted
+            # (build --full): the file list and the documents' copies read a file once
+            digest = self.seen.get(identity)
+            if digest is None and self.trusted:
+                digest = self.known.get(identity)
             if digest is None:
                 digest = _digest(descriptor, status.st_size)
                 if digest is None:
