@@ -242,9 +242,12 @@ def expected_answer(resolver, form: UrlForm) -> Answer:
 _CANONICAL = re.compile(rb'<link rel="canonical" href="([^"]*)">')
 
 
-def static_problem(site, form: UrlForm, expected: Answer, got: Served | str) -> str:
-    """How a static host serving the built `site` (a folder) answered `form`: "" right,
-    IN_BROWSER right with the browser's resolver to complete it, else why it is wrong.
+def static_problem(
+    site, not_found: bytes, form: UrlForm, expected: Answer, got: Served | str
+) -> str:
+    """How a static host serving the built `site` (a folder; `not_found`: its 404.html)
+    answered `form`: "" right, IN_BROWSER right with the browser's resolver to complete
+    it, else why it is wrong.
 
     Such a host answers with the build's own mechanisms only: a rule of its host files
     (a redirect, which must be the one ``serve`` gives), the page the build wrote for the
@@ -259,9 +262,7 @@ def static_problem(site, form: UrlForm, expected: Answer, got: Served | str) -> 
     if 300 <= got.status < 400:
         return "a redirect other than the resolver's"
     if got.status == 404:
-        page = Path(site) / "404.html"
-        right = page.is_file() and got.body == page.read_bytes()
-        return IN_BROWSER if right else "a 404 without the site's 404.html"
+        return IN_BROWSER if got.body == not_found else "a 404 without the site's 404.html"
     if got.status != 200:
         return f"status {got.status}"
     path = unquote(form.target.partition("?")[0])

@@ -99,8 +99,10 @@ def run(args) -> int:
         got = [first, *pool.map(asker.ask, forms[1:])]
     checked = [deploycheck.Checked(*row) for row in zip(forms, expected, got)]
     if site is not None:
+        not_found = (site / "404.html").read_bytes()  # _static_site checked it is there
         checked = [
-            item._replace(static=deploycheck.static_problem(site, *item[:3])) for item in checked
+            item._replace(static=deploycheck.static_problem(site, not_found, *item[:3]))
+            for item in checked
         ]
     for line in deploycheck.report_lines(base, checked):
         print(printable(line))

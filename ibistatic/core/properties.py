@@ -426,6 +426,12 @@ def _format_url(
     return None if unsafe_url(url) else url
 
 
+def documents_folder(repository: str) -> str:
+    """Where an Archive's files of `repository` are, on its server or in the site that
+    publishes them (site/outputs/documents.py): ``col/<repository>/doc/``."""
+    return f"{ARCHIVE_FILES}{repository}{DOC_FOLDER}/"
+
+
 def file_url_problem(info: ArchiveInfo, site_url: str) -> str | None:
     """Why the files `info.file_url` names would be links to nothing, or None: a URL on
     the site's own host but not where the site publishes an Archive's documents (its
@@ -435,7 +441,7 @@ def file_url_problem(info: ArchiveInfo, site_url: str) -> str | None:
     url = info.file_url.format(
         address=info.address, repository=sample, ibip="", path="file.pdf", site=site_url
     )
-    if url.startswith(f"{site_url}{ARCHIVE_FILES}{sample}{DOC_FOLDER}/"):
+    if url.startswith(site_url + documents_folder(sample)):
         return None  # published by the site
     own = urlsplit(site_url)
     there = urlsplit(url)

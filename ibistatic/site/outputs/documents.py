@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ...core.facts import ARCHIVE_FILES, DOC_FOLDER
+from ...core.properties import documents_folder
 from ...store.documents import Documents
 from ...store.files import File
 from ..pages import check_relative, site_file
@@ -53,8 +53,7 @@ def published_path(site_url: str, repository: str, url: str | None) -> str | Non
     """Where in the site the file at `url` of `repository` is published, or None when
     the site does not publish it (it is not below the repository's col/<IBI>/doc/)."""
     relative = site_file(site_url, url)
-    prefix = f"{ARCHIVE_FILES}{repository}{DOC_FOLDER}/"
-    if relative is None or not relative.startswith(prefix) or "?" in (url or ""):
+    if relative is None or not relative.startswith(documents_folder(repository)) or "?" in url:
         return None
     return relative
 
