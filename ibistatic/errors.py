@@ -20,6 +20,7 @@ __all__ = [
     "Problem",
     "printable",
     "failure",
+    "need_extra",
 ]
 
 
@@ -46,6 +47,19 @@ def failure(error: BaseException) -> str:
     text = " ".join(str(error).split())
     text = text if len(text) <= 120 else text[:120] + "..."
     return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+def need_extra(modules: tuple[str, ...], extra: str, what: str) -> None:
+    """A UsageError when a module of an optional part of ibistatic is not installed: a
+    build-only install has neither the server (``serve``) nor mkdocs (``catalog``)."""
+    from importlib.util import find_spec
+
+    missing = [module for module in modules if find_spec(module) is None]
+    if missing:
+        raise UsageError(
+            f"{what} needs {', '.join(missing)}, which is not installed; expected the "
+            f"'{extra}' extra: python3 -m pip install 'ibistatic[{extra}]'"
+        )
 
 
 class IbistaticError(Exception):

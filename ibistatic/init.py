@@ -159,6 +159,8 @@ def project_files(project: Project, service_ibi: str) -> dict[str, str]:
     files = {
         CONFIG_NAME: _config_text(project, archive),
         f"{archive}/archive.yaml": _archive_text(project, service_ibi),
+        f"{archive}/{service_ibi}/item.yaml": _service_item_text(project, service_ibi),
+        f"{archive}/{service_ibi}/doc/index.html": _service_page(project, service_ibi),
         "README.md": _readme_text(project, archive),
         ".gitignore": f"/{OUTPUT}\n/.{OUTPUT}.ibistatic/\n/.{OUTPUT}.ibistatic-cache/\n"
         "**/.ibistatic/incoming/\n",
@@ -213,6 +215,43 @@ service-ibi: {service_ibi}
 # Where `ibistatic deposit --archive` mints new IBIs (docs/cli/deposit.md).
 deposit-host: {project.host}
 {ip}"""
+
+
+def _service_item_text(project: Project, service_ibi: str) -> str:
+    """The archive service is itself an item, an original that never migrates (the
+    storage model's rule 5): the Archive holds it, dated by its IBI."""
+    from .core.identifiers import parse_repository_name
+    from .core.minting import iso_date, suffix_seconds
+
+    timestamp = iso_date(suffix_seconds(parse_repository_name(service_ibi).suffix))
+    return f"""\
+# The archive service of {project.name} (its service-ibi): an original that never
+# migrates, as the standard's storage model asks (docs/archive-format.md).
+state: Original
+transferable: false
+timestamp: "{timestamp}"
+target: index.html
+dublin-core:
+  title: "Archive service of {project.address}"
+  type: Service
+  format: text/html
+"""
+
+
+def _service_page(project: Project, service_ibi: str) -> str:
+    from html import escape
+
+    return f"""\
+<!DOCTYPE html>
+<html lang="en">
+<head><meta charset="utf-8"><title>Archive service of {escape(project.address)}</title></head>
+<body>
+<h1>Archive service of {escape(project.address)}</h1>
+<p>IBI of this service: <code>{escape(service_ibi)}</code>. It answers the requests of
+the IBI resolution system (<code>ibistatic serve</code>).</p>
+</body>
+</html>
+"""
 
 
 def _file_url_text(project: Project) -> str:

@@ -7,13 +7,29 @@ from pathlib import Path
 import yaml
 
 
-def write_archive(root: Path, address: str, service: str, **extra) -> Path:
+def write_archive(
+    root: Path, address: str, service: str, *, service_item: bool = True, **extra
+) -> Path:
+    """archive.yaml, and (`service_item`) the item of the Archive's service, which an
+    Archive holds as a non-transferable original (else the build warns)."""
     root.mkdir(parents=True, exist_ok=True)
     descriptor = {"address": address, "service-ibi": service, **extra}
     (root / "archive.yaml").write_text(
         yaml.safe_dump(descriptor, allow_unicode=True), encoding="utf-8"
     )
+    if service_item:
+        write_service_item(root, service)
     return root
+
+
+def write_service_item(root: Path, service: str) -> Path:
+    return write_item(
+        root,
+        service,
+        {"index.html": "<!DOCTYPE html><title>Archive service</title>\n"},
+        state="Original",
+        transferable=False,
+    )
 
 
 def write_item(

@@ -159,7 +159,7 @@ def _sample_keys(loaded) -> list[str]:
 
 def test_every_item_has_a_page_and_nothing_else_is_made(pages, sample_loaded):
     keys = _sample_keys(sample_loaded)
-    assert len(keys) == 14
+    assert len(keys) == 15
     expected = {"catalog/index.md", "catalog/archives/mtc-m16c.md", "catalog/archives/mtc-m16d.md"}
     expected |= {
         f"catalog/years/{year}.md" for year in ("2008", "2009", "2011", "2012", "2013", "2014")
@@ -176,10 +176,10 @@ def test_pages_are_deterministic(sample_loaded, sample_dir):
 
 def test_overview_counts(pages):
     index = pages["catalog/index.md"]
-    assert "14 IBIs held by 2 Archives." in index
+    assert "15 IBIs held by 2 Archives." in index
     assert "| [mtc-m16c](<archives/mtc-m16c.md>) | mtc-m16c.sid.inpe.br | 7 | 0 | 1 | 8 |" in index
-    assert "| [mtc-m16d](<archives/mtc-m16d.md>) | mtc-m16d.sid.inpe.br | 6 | 2 | 0 | 8 |" in index
-    for state, count in (("Original", 13), ("Copy", 2), ("Deleted", 1)):
+    assert "| [mtc-m16d](<archives/mtc-m16d.md>) | mtc-m16d.sid.inpe.br | 7 | 2 | 0 | 9 |" in index
+    for state, count in (("Original", 14), ("Copy", 2), ("Deleted", 1)):
         assert f"| {state} | {count} |" in index
     assert "| [2013](<years/2013.md>) | 4 |" in index
     assert index.endswith("## Problems\n\n0 problems found.\n")

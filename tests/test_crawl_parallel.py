@@ -26,11 +26,11 @@ def test_a_parallel_crawl_equals_a_plain_one(tmp_path, monkeypatch):
     advanced = []
     parallel = crawl([root], parallel_cache, advanced.append)
     assert (
-        parallel.archives[0].items == plain.archives[0].items and len(plain.archives[0].items) == 38
+        parallel.archives[0].items == plain.archives[0].items and len(plain.archives[0].items) == 39
     )
     assert parallel.problems == plain.problems and len(plain.problems) == 2
     assert parallel_cache.entries == plain_cache.entries  # the workers' parses come back
-    assert (parallel_cache.misses, sum(advanced)) == (plain_cache.misses, 39)
+    assert (parallel_cache.misses, sum(advanced)) == (plain_cache.misses, 40)
 
 
 def test_a_warm_parallel_crawl_takes_the_items_of_its_own_cache(tmp_path, monkeypatch):
@@ -49,6 +49,6 @@ def test_a_warm_parallel_crawl_takes_the_items_of_its_own_cache(tmp_path, monkey
     warm = crawl([root], cache)
     assert warm.archives[0].items == plain.archives[0].items
     assert warm.problems == plain.problems
-    assert cache.hits == cache.misses == 30  # 29 items and archive.yaml, each parsed once
+    assert cache.hits == cache.misses == 31  # 29 items, the service item, archive.yaml
     cached = {value[0].key: value[0] for key, (_, value) in cache.entries.items() if "item:" in key}
     assert all(item is cached[item.key] for item in warm.archives[0].items)

@@ -112,7 +112,9 @@ def test_table_6_2_in_sequence(archive, files):
         done = deposit(archive, [files["a.txt"]], host=HOST, now=now)
         assert (done.repository, done.ibip, done.timestamp) == (repository, None, timestamp)
         assert done.path == archive.joinpath(*repository.split("/"))
-    assert len(load_archives([archive], SITE).crawl.archives[0].items) == 2 + len(TABLE_6_2)
+    assert len(load_archives([archive], SITE).crawl.archives[0].items) == 3 + len(
+        TABLE_6_2
+    )  # 3: with the service item
 
 
 # (host, ip, port, granularity, now) -> (repository, ibip)
@@ -563,7 +565,9 @@ def test_concurrent_links_to_one_item_lose_nothing(archive, files):
     assert len(winners) == 1
     assert _raw(_item_file(archive, PLAIN).parent)["next-edition"] == winners[0]
     loaded = load_archives([archive], SITE)
-    assert loaded.problems == [] and len(loaded.crawl.archives[0].items) == 2 + 6 + 1
+    assert (
+        loaded.problems == [] and len(loaded.crawl.archives[0].items) == 3 + 6 + 1
+    )  # 3: with the service item
 
 
 # --- concurrency and atomicity ---------------------------------------------------------
@@ -589,7 +593,7 @@ def test_eight_processes_deposit_400_items_into_one_archive(archive, files):
         assert decode_ibip(ibip).seconds == suffix_seconds(parse_repository_name(repository).suffix)
     loaded = load_archives([archive], SITE)
     assert loaded.problems == []
-    assert len(loaded.crawl.archives[0].items) == 400 + 2
+    assert len(loaded.crawl.archives[0].items) == 400 + 3  # 3: with the service item
     assert list((archive / ".ibistatic" / "incoming").iterdir()) == []
 
 

@@ -38,7 +38,7 @@ NEXT = "sid.inpe.br/mtc-m18/2010/10.20.15.14.07"  # what a deposit at AT gives a
 
 @pytest.fixture
 def archive(tmp_path) -> Path:
-    root = write_archive(tmp_path / "mtc-m16c", "mtc-m16c.sid.inpe.br", SERVICE)
+    root = write_archive(tmp_path / "mtc-m16c", "mtc-m16c.sid.inpe.br", SERVICE, service_item=False)
     write_item(
         root,
         EN,
@@ -48,7 +48,7 @@ def archive(tmp_path) -> Path:
         timestamp="2009-07-21T13:23:45Z",
         next_edition=SERVICE,
     )
-    write_item(root, SERVICE, state="Original")
+    write_item(root, SERVICE, state="Original", transferable=False)  # the Archive's service
     return root
 
 

@@ -316,6 +316,7 @@ def test_published_urls_take_the_canonical_case_from_their_item(tmp_path):
         "8jmkd3mgp8w/abcdef",
         "sid.inpe.br/rep/2020/01.02.03.05",
         "8JMKD3MGP8W/ABCDEG",
+        "example.org/a/2020/01.01.00.00",  # the Archive's service item
     }
     published_all = published_urls(targets)
     assert len(published_all) == len(targets)
@@ -348,7 +349,8 @@ def test_an_items_published_urls_share_their_equal_strings(tmp_path):
     targets = list(page_targets(loaded))
     by_item: dict = {}
     for target in targets:
-        by_item.setdefault(target.item.key, []).append(target)
+        if target.ibi != "example.org/a/2020/01.01.00.00":  # the Archive's service item
+            by_item.setdefault(target.item.key, []).append(target)
     firsts = []
     for of_item in by_item.values():
         published = {url.modifier: url for url in published_urls(of_item)}

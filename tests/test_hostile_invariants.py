@@ -15,12 +15,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from archive_factory import write_service_item
 from ibistatic import forked
 from ibistatic.archive.load import load_archives
 from ibistatic.cli import main
 from tests.hostile.cases import ARCHIVE_A
 
 ROOT = Path(__file__).resolve().parent.parent
+SERVICE_A = "sid.inpe.br/mtc-m18@80/2008/03.17.15.17"  # ARCHIVE_A's service-ibi
 SITE_URL = "https://ibi.example.org/"
 
 #: faults a depositor can make to one repository: (name, how)
@@ -69,6 +71,7 @@ def test_innocent_items_always_publish_and_problems_name_the_faulty_only(
     root = tmp_path_factory.mktemp("case") / "mtc-m16c"
     root.mkdir()
     (root / "archive.yaml").write_text(ARCHIVE_A)
+    write_service_item(root, SERVICE_A)
     numbers = random.sample(range(60), len(faults) + innocent)
     faulty = {_repository(n): fault for n, fault in zip(numbers, faults)}
     good = {_repository(n) for n in numbers[len(faults) :]}
@@ -108,6 +111,7 @@ def _site(tmp_path: Path, descriptor: bytes) -> None:
         (directory / "item.yaml").write_bytes(text)
         (directory / "doc" / "report.txt").write_text("x")
     (root / "archive.yaml").write_text(ARCHIVE_A)
+    write_service_item(root, SERVICE_A)
     (tmp_path / "ibistatic.yaml").write_text(
         "site-url: https://ibi.example.org/\narchives: [mtc-m16c]\n"
     )
@@ -146,8 +150,9 @@ def test_a_crawl_worker_that_segfaults_ends_the_build_with_a_clear_error_not_a_h
     )
     assert done.returncode == 1, done.stderr
     assert (
-        "ibistatic build: reading the 2 repositories of Archive mtc-m16c: a worker process died of "
-        "SIGSEGV (share 2 of 2); "
+        # 3: the two items and the Archive's service; 13.02 falls in the first share
+        "ibistatic build: reading the 3 repositories of Archive mtc-m16c: a worker process died of "
+        "SIGSEGV (share 1 of 2); "
         "nothing was published, the previous output is unchanged" in done.stderr
     )
     assert "Traceback" not in done.stderr

@@ -65,10 +65,14 @@ def test_the_files_of_a_new_project(tmp_path, capsys):
     written = sorted(
         str(path.relative_to(project)) for path in project.rglob("*") if path.is_file()
     )
+    raw = yaml.safe_load((project / "archives/theses/archive.yaml").read_text())
+    service_item = f"archives/theses/{raw['service-ibi']}"  # the Archive holds its service
     assert [name for name in written if ".ibistatic" not in name] == [
         ".gitignore",
         "README.md",
         "archives/theses/archive.yaml",
+        f"{service_item}/doc/index.html",
+        f"{service_item}/item.yaml",
         "ibistatic.yaml",
     ]
     config = load_config(project / "ibistatic.yaml")

@@ -184,7 +184,7 @@ def test_catalog_is_published_when_configured(tmp_path):
     build_site(config)
     assert (config.output / "catalog" / "index.html").exists()
     pages = list((config.output / "catalog" / "items").rglob("index.html"))
-    assert len(pages) == 14  # one page per IBI: 16 items, two of them copies
+    assert len(pages) == 15  # one page per IBI: 17 items, two of them copies
 
 
 def test_a_failed_targeted_update_is_not_forgotten(tmp_path, monkeypatch):

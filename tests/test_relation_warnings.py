@@ -52,10 +52,14 @@ def test_languages_held_or_named_need_their_translation(tmp_path):
 
 
 def test_deleted_items_and_default_relations_need_nothing(tmp_path):
-    a = write_archive(
-        tmp_path / "a", "a.example.org", "example.org/service/2020/01.01.00.00", relations=[""]
-    )
+    # a's service item would need '.translation' (it has no language): a holds none
+    service = "example.org/service/2020/01.01.00.00"
+    a = write_archive(tmp_path / "a", "a.example.org", service, relations=[""], service_item=False)
     write_item(a, REP + "04", state="Deleted", files={})
     b = write_archive(tmp_path / "b", "b.example.org", "example.org/service/2020/01.01.00.01")
     write_item(b, REP + "05", state="Original")  # no `relations`: every relation is answered
-    assert warnings_of([a, b]) == []
+    assert warnings_of([a, b]) == [
+        f"warning: a: archive.yaml: service-ibi: {service}, which this Archive does not hold; "
+        "expected the repository of the Archive's service in this Archive: state Original, "
+        "transferable: false (storage model, rule 5)"
+    ]

@@ -90,8 +90,9 @@ def _stuck(current, steps, index):
 
 def _walk(items, key, steps):
     """Walk inside one Archive: ('url', repository), ('follow', key, steps) or None."""
-    current = key
+    current = before_last = key
     for index, (kind, param) in enumerate(steps):
+        before_last = current
         descriptor = items.get(current)
         if descriptor is None or descriptor["state"] == "Deleted":
             return None if _not_followable(steps[index - 1]) else ("follow", current, steps[index:])
@@ -123,10 +124,14 @@ def _walk(items, key, steps):
             current = descriptor["metadata"]
     descriptor = items.get(current)
     if descriptor is None or descriptor["state"] == "Deleted":
-        return None if _not_followable(steps[-1]) else ("follow", current, [])
-    if steps and _not_followable(steps[-1]):
-        return None  # generated Metadata items have no oai_dc file
-    return ("url", current)
+        if not _not_followable(steps[-1]):
+            return ("follow", current, [])
+    elif not (steps and _not_followable(steps[-1])):
+        return ("url", current)
+    # the last step, a format, fails here (generated Metadata items have no oai_dc file):
+    # the Archive still answers the steps before it, and the resolver asks every Archive
+    # again about the item they reach, with the format (§8 step 4)
+    return ("follow", before_last, steps[-1:]) if len(steps) > 1 else None
 
 
 descriptor_strategy = st.fixed_dictionaries(

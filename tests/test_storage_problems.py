@@ -34,6 +34,7 @@ REPOSITORIES = [
     "example.org/s-x/2020/01.01.00.02",
     "example.org/s/2020/01.01.00.02",
     "example.org/s/2019/12.31.23.59",
+    "example.org/arch/2020/01.01.00.00",  # the Archives' service
 ]
 IBIPS = ["8JMKD3MGP8W/3FAAAAA", "8JMKD3MGP8W/3FBBBBB"]
 NAMES = REPOSITORIES + IBIPS + ["example.org/s/2000/01.01.00.00"]  # the last: held by none
@@ -51,6 +52,7 @@ def items(draw) -> list[Item]:
                 draw(st.sampled_from(["Original", "Copy", "Deleted"])),
                 "2020-01-01T00:00:00Z",
                 ibip=draw(st.none() | st.sampled_from(IBIPS).map(parse_ibip)),
+                transferable=draw(st.booleans()),
                 content_type=draw(st.sampled_from(["Data", "Metadata"])),
                 next_edition=draw(reference),
                 metadata=draw(reference),
@@ -111,6 +113,7 @@ def _plain(holdings, left_out) -> list[tuple]:
             known.setdefault(key, item)
     return (
         [_key(p) for p in holdings.clash_problems]
+        + _plain_services(holdings, ordered)
         + _plain_originals(ordered)
         + _plain_references(ordered, known, left_out)
         + _plain_loops(ordered, known)
@@ -124,6 +127,26 @@ def _sorted_by_parts(holdings) -> list[Item]:
         unique = {id(i): i for i in holdings.by_archive.get(info.name, {}).values()}
         found += sorted(unique.values(), key=lambda i: i.repository.parts)
     return found
+
+
+def _plain_services(holdings, ordered) -> list[tuple]:
+    """Rule 5: each Archive holds its service as a non-transferable original."""
+    problems = []
+    for info in holdings.archives:
+        held = [i for i in ordered if i.archive == info.name and i.key == info.service_ibi.key]
+        if held and held[0].state == "Original" and not held[0].transferable:
+            continue
+        found = (
+            "which this Archive does not hold"
+            if not held
+            else f"which this Archive holds as {held[0].state}"
+            if held[0].state != "Original"
+            else "which this Archive holds as a transferable original"
+        )
+        problems.append(
+            (info.name, "archive.yaml", "service-ibi", f"{info.service_ibi.text}, {found}")
+        )
+    return problems
 
 
 def _plain_originals(ordered) -> list[tuple]:

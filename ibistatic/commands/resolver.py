@@ -90,7 +90,10 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
-    from ..errors import UsageError
+    from ..errors import UsageError, need_extra
+    from .serve import SERVER_MODULES
+
+    need_extra(SERVER_MODULES, "serve", "ibistatic resolver")
     from ..federation.registry import Registry, load_keys
     from ..federation.resolver_app import ResolverApp
     from ..index.reader import Index

@@ -6,6 +6,9 @@ import sys
 
 from ..web.limits import Limits
 
+#: what `serve` and `resolver` run on, installed by the extra ibistatic[serve]
+SERVER_MODULES = ("uvicorn", "httptools")
+
 
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
@@ -113,7 +116,9 @@ def _workers(text: str) -> int:
 
 
 def run(args) -> int:
-    from ..errors import IbistaticError, UsageError
+    from ..errors import IbistaticError, UsageError, need_extra
+
+    need_extra(SERVER_MODULES, "serve", "ibistatic serve")
     from ..serve import make_app
     from ..web.server import run_server
 

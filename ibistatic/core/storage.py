@@ -291,6 +291,7 @@ def storage_problems(holdings: Holdings, left_out: dict[str, str]) -> list[Probl
     known = _FirstHolders(holdings)
     return (
         holdings.clash_problems
+        + _service_problems(holdings)
         + _original_problems(holdings)
         + _reference_problems(ordered, known, left_out)
         + relation_problems(holdings.archives, ordered)
@@ -425,6 +426,35 @@ def _crawl_order(holdings: Holdings) -> list[Item]:
     """Every item in crawl order (Archive order, then repository path), whatever order
     the holdings were filled in: problems come out the same after a patch."""
     return holdings.counted().crawl_order(info.name for info in holdings.archives)
+
+
+def _service_problems(holdings: Holdings) -> list[Problem]:
+    """An Archive's service is itself an identified, non-transferable original item
+    (§3 rule 5): each Archive must hold its service-ibi so (a warning: the answers that
+    name it, ibi.archiveservice, stand either way)."""
+    problems = []
+    for info in holdings.archives:
+        item = holdings.by_archive.get(info.name, {}).get(info.service_ibi.key)
+        if item is not None and item.state == "Original" and not item.transferable:
+            continue
+        if item is None:
+            found = "which this Archive does not hold"
+        elif item.state != "Original":
+            found = f"which this Archive holds as {item.state}"
+        else:
+            found = "which this Archive holds as a transferable original"
+        problems.append(
+            Problem(
+                info.name,
+                "archive.yaml",
+                "service-ibi",
+                f"{info.service_ibi.text}, {found}",
+                "the repository of the Archive's service in this Archive: state Original, "
+                "transferable: false (storage model, rule 5)",
+                "warning",
+            )
+        )
+    return problems
 
 
 def _original_problems(holdings: Holdings) -> list[Problem]:

@@ -26,7 +26,7 @@ from ..archive.filesums import FileSums
 from ..archive.load import LoadedArchives, load_archives, reload_repositories
 from ..archive.observe import observing
 from ..config import SiteConfig
-from ..errors import Problem
+from ..errors import Problem, need_extra
 from ..progress import Progress
 from ..store.documents import prune
 from ..store.files import digest
@@ -80,6 +80,8 @@ def build_site(config: SiteConfig, *, log=None, full: bool = False, progress=Non
 
 
 def _build_site(config: SiteConfig, log, full: bool, progress) -> BuildReport:
+    if config.catalog:
+        need_extra(("mkdocs",), "catalog", "catalog: true (ibistatic.yaml)")
     if not full:
         with forked.using_jobs(config.jobs):  # its lstat calls are shared out
             report = unchanged_report(config, _output_names())
