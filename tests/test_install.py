@@ -9,8 +9,10 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import zipfile
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -195,8 +197,65 @@ def test_the_installed_tool_deposit_build_serve_and_curl_reach_each_document(ven
     serve = [str(tool), "serve", str(project / "site"), "--port", str(port)]
     with running(serve, port, env={"PYTHONPATH": ""}):  # the venv's ibistatic, not the checkout
         for repository, data in repositories.items():
-            got = subprocess.run(
-                ["curl", "-sSL", "--max-redirs", "3", f"{site_url}{repository}"],
-                capture_output=True, timeout=30, check=True,
-            )  # fmt: skip
-            assert got.stdout == data, repository
+            assert _curl_follows(site_url, repository, port) == data, repository
+    _through_nginx(tool, project, site_url, repositories)
+    _through_wrangler(tool, project, site_url, repositories)
+
+
+def _curl_follows(site_url: str, repository: str, port: int) -> bytes:
+    """What `curl -L` ends on for the persistent URL, the site's host and port reaching
+    the engine on `port` (--connect-to: every redirect to the site goes there too)."""
+    host = urlsplit(site_url)
+    got = subprocess.run(
+        ["curl", "-sSL", "--max-redirs", "3", "--connect-to",
+         f"{host.hostname}:{host.port}:127.0.0.1:{port}", f"{site_url}{repository}"],
+        capture_output=True, timeout=60, check=True,
+    )  # fmt: skip
+    return got.stdout
+
+
+def _through_nginx(tool: Path, project: Path, site_url: str, repositories: dict) -> None:
+    """The site behind nginx, its virtual host written by the installed tool, serve
+    answering what nginx's maps do not."""
+    from serve_process import free_port, running
+    from test_real_servers import NGINX, start_nginx, stop
+
+    if NGINX is None:
+        pytest.skip("nginx is not installed (scripts/test.sh installs it); serve passed")
+    work = Path(tempfile.mkdtemp(prefix="ibistatic-install-nginx-"))
+    try:  # readable by nginx's unprivileged workers (tmp_path is 0700 under root)
+        work.chmod(0o755)
+        site = work / "site"
+        shutil.copytree(project / "site", site)  # through the link: the tree
+        for folder in [site, *site.rglob("*")]:
+            folder.chmod(0o755 if folder.is_dir() else 0o644)
+        resolver, listen = free_port(), free_port()
+        _run([tool, "server-config", "nginx", "--site", site, "--listen", f"127.0.0.1:{listen}",
+              "--resolver-url", f"http://127.0.0.1:{resolver}", "--output", work / "ibi.conf"],
+             cwd=work)  # fmt: skip
+        serve = [str(tool), "serve", str(site), "--port", str(resolver)]
+        with running(serve, resolver, env={"PYTHONPATH": ""}):
+            nginx = start_nginx(work / "nginx", [work / "ibi.conf"], listen)
+            try:
+                for repository, data in repositories.items():
+                    assert _curl_follows(site_url, repository, listen) == data, repository
+            finally:
+                stop(nginx)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _through_wrangler(tool: Path, project: Path, site_url: str, repositories: dict) -> None:
+    """The site built for Cloudflare Pages by the installed tool, in workerd."""
+    from host_engines import WRANGLER, Wrangler, missing
+
+    if missing(WRANGLER):
+        pytest.skip(f"{missing(WRANGLER)}; serve and nginx passed")
+    _run([tool, "build", "--host", "cloudflare-pages", "--output", "site-cloudflare"],
+         cwd=project)  # fmt: skip
+    (project / "wrangler").mkdir()
+    with Wrangler(
+        (project / "site-cloudflare").resolve(), project / "wrangler"
+    ).running() as engine:
+        for repository, data in repositories.items():
+            assert _curl_follows(site_url, repository, engine.port) == data, repository
