@@ -124,6 +124,8 @@ class IbiSyntaxError(IbistaticError, ValueError):
         #: what the text probably is, when that is not the grammar's business (a DOI, an
         #: IBI followed by a catalog's series code); printed on a line of its own
         self.hint = hint
+        #: in a URL, where its IBI began (the hints need not look there again)
+        self.ibi_start: int | None = None
         super().__init__(str(self))
 
     @property

@@ -274,7 +274,7 @@ def _prefix(cur: _Cursor) -> tuple[str, str, str, str] | None:
     word = None
     if subdomain is not None and cur.take("/"):
         word = _word(cur)
-    if word is None:
+    if subdomain is None or word is None:  # (a word is read only after a subdomain)
         cur.pos = start
         return None
     mark = cur.pos

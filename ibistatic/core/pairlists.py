@@ -472,13 +472,17 @@ def decode_query(qs: str) -> list[tuple[str, str]]:
     """
     if "%" not in qs and _PLAIN_QUERY.fullmatch(qs):
         # nothing escaped: the pairs are the text itself (what the service mostly gets)
-        return [tuple(pair.split("=", 1)) for pair in qs.split("&")] if qs else []
+        return [(name, value) for name, _, value in map(_split_pair, qs.split("&"))] if qs else []
     if _ESCAPED_QUERY.fullmatch(qs):  # decode_percent's answer, in C (acknowledgments)
         return [
             (_unquote(name), _unquote(value))
             for name, value in (pair.split("=", 1) for pair in qs.split("&"))
         ]
     return [(pair.name, pair.value) for pair in match_query(qs)]
+
+
+def _split_pair(pair: str) -> tuple[str, str, str]:
+    return pair.partition("=")
 
 
 def _unquote(text: str) -> str:
@@ -489,8 +493,9 @@ def _unquote(text: str) -> str:
     return unquote_to_bytes(text).decode("utf-8", "ibistatic-latin-1")
 
 
-def _latin_1_byte(error: UnicodeDecodeError) -> tuple[str, int]:
+def _latin_1_byte(error: UnicodeError) -> tuple[str, int]:
     """The first byte of a sequence that is no UTF-8, as ISO-8859-1; then decode on."""
+    assert isinstance(error, UnicodeDecodeError)  # registered for decoding only
     return chr(error.object[error.start]), error.start + 1
 
 

@@ -32,7 +32,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import Protocol
+from typing import Any, Protocol
 from urllib.parse import unquote, urlsplit
 
 from .facts import ARCHIVE_FILES, DOC_FOLDER, FORMATS
@@ -225,6 +225,7 @@ def _self_by_language(current: Related) -> Related:
     """The item itself reached through its own language: the same file (a metadata
     format reached before is kept), named by its repository name (Example 7.2)."""
     item = current.item
+    assert item is not None  # only a held item's language is known
     return Related(ibi_forms_of(item.repository), item, current.file, format=current.format)
 
 
@@ -257,20 +258,20 @@ def _translated(
     if found is None:
         return None
     # another item in that language: its record of the same format, if it has one
-    return (
-        _self_by_language(current)
-        if found[0] == "self"
-        else _reference(view, found[1], current.format)
-    )
+    kind, other = found
+    if kind == "self" or other is None:
+        return _self_by_language(current)
+    return _reference(view, other, current.format)
 
 
 def follow(view: ArchiveView, item: Item, relation: Relation) -> Related | None:
     """The item `relation` leads to from `item` (requested with every form it has)."""
-    current: Related | None = Related(item.forms(), item, item.target)
+    current = Related(item.forms(), item, item.target)
     for step in relation:
-        current = _step(view, current, step)
-        if current is None:
+        after = _step(view, current, step)
+        if after is None:
             return None
+        current = after
     return current
 
 
@@ -294,11 +295,12 @@ def open_relations(
     languages = _set_languages(view)
     if not all(_in_set(step, languages) for step in steps[:first]):
         return found  # the set has no relation with these steps
-    level = [found[-1]] if found[-1][1] is not None else []
+    last_relation, last = found[-1]
+    level: list[tuple[Relation, Related]] = [(last_relation, last)] if last is not None else []
     for step in steps[first:]:
         if not _in_set(step, languages):
             break
-        reached = []
+        reached: list[tuple[Relation, Related]] = []
         for relation, current in level:
             after = _step(view, current, step)
             if after is not None:
@@ -308,7 +310,7 @@ def open_relations(
                     after = _translated(view, current, target)
                     if after is not None:
                         reached.append(((*relation, Step(step.kind, tag)), after))
-        found += reached
+        found.extend(reached)
         level = reached
     return found
 
@@ -459,6 +461,7 @@ def related_url(
         if file_list or filepath:
             return None
         template = DEFAULT_OAI_DC_URL if related.inline == "oai_dc" else DEFAULT_METADATA_URL
+        assert related.owner is not None  # inline metadata is always of an item
         return _format_url(template, info, related.owner, "", site)
     item = related.item
     if item is None or item.state == "Deleted":
@@ -560,18 +563,16 @@ class PropertyList:
         found = self._offered.get(prefix)
         if found is None:
             at = len(prefix)
-            found = self._offered[prefix] = sorted(
-                {
-                    relation[at].param
-                    for relation, known in self.relations.items()
-                    if len(relation) > at
-                    and relation[:at] == prefix
-                    and relation[at].kind == "translation"
-                    and relation[at].param is not None
-                    and known is not None
-                    and (known.ibi is not None or known.url is not None)
-                }
-            )
+            tags = {
+                relation[at].param
+                for relation, known in self.relations.items()
+                if len(relation) > at
+                and relation[:at] == prefix
+                and relation[at].kind == "translation"
+                and known is not None
+                and (known.ibi is not None or known.url is not None)
+            }
+            found = self._offered[prefix] = sorted(tag for tag in tags if tag is not None)
         return found
 
 
@@ -585,6 +586,7 @@ def _relation_answer(
     if url is None:
         return RelationAnswer(related.forms) if related.forms is not None else None
     described = related.owner if related.inline is not None else related.item
+    assert described is not None  # a URL is given only of a held item or its inline metadata
     content_type = "Metadata" if related.inline is not None else described.content_type
     return RelationAnswer(related.forms, url, described.state, described.timestamp, content_type)
 
@@ -609,7 +611,7 @@ def property_list(
     if item is None:
         return None
     info = view.info
-    identity = dict(
+    identity: dict[str, Any] = dict(
         archiveaddress=info.address,
         services=info.service_forms(),
         platform=ibi_forms_of(info.platform_ibi) if info.platform_ibi else (),

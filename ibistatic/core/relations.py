@@ -477,6 +477,7 @@ def relation_problems(archives, items) -> list:
 
 
 def _translations_needed(item) -> list[tuple[Relation, str]]:
+    needs: list[tuple[tuple[Step, ...], str]]
     if item.language is None:
         needs = [((Step(TRANSLATION, None),), "an item without a language")]
     else:

@@ -32,7 +32,7 @@ and its answer is computed by the same MONTARLISTADEURL.  The steps:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import partial
 from typing import NamedTuple
 
@@ -78,8 +78,8 @@ def wanted_relations(view: ArchiveView, steps: Relation):
     return found
 
 
-def _wanted_relations(view: ArchiveView, steps: Relation) -> list[Relation]:
-    prefixes = [()] + [steps[:n] for n in range(1, len(steps) + 1)]
+def _wanted_relations(view: ArchiveView, steps: Relation) -> list[Relation] | Callable:
+    prefixes: list[Relation] = [()] + [steps[:n] for n in range(1, len(steps) + 1)]
     open_prefixes = [
         p for p in prefixes if any(s.kind == "translation" and s.param is None for s in p)
     ]
@@ -112,11 +112,11 @@ def _choose_languages(
 
     None when the answer does not reach that step (the relation must be followed first).
     """
-    steps = list(steps)
-    for index, step in enumerate(steps):
+    concrete = list(steps)
+    for index, step in enumerate(concrete):
         if step.kind != "translation" or step.param is not None:
             continue
-        prefix = tuple(steps[:index])
+        prefix = tuple(concrete[:index])
         offered = answer.offered_languages(prefix)
         if not offered:
             if _answers_something(answer.answer(prefix + (step,))):
@@ -124,10 +124,10 @@ def _choose_languages(
             return None
         chosen = match_language(list(preferences), offered)
         if chosen is None:
-            del steps[index]  # no translation matches: the item itself
-            return _choose_languages(tuple(steps), answer, preferences)
-        steps[index] = Step("translation", chosen)
-    return tuple(steps)
+            del concrete[index]  # no translation matches: the item itself
+            return _choose_languages(tuple(concrete), answer, preferences)
+        concrete[index] = Step("translation", chosen)
+    return tuple(concrete)
 
 
 def resolve(
@@ -425,6 +425,8 @@ def _next_request(answer: PropertyList, steps: Relation) -> tuple[str, Relation]
         if target is None or (length == len(steps) and target.lower() == own):
             continue  # unknown, or the item itself with nothing left to apply
         return target, steps[length:]
-    if steps and steps[0].kind == "lastedition" and answer.nextedition is not None:
-        return _first_form(answer.nextedition), steps
+    if steps and steps[0].kind == "lastedition":
+        nextedition = _first_form(answer.nextedition)
+        if nextedition is not None:
+            return nextedition, steps
     return None

@@ -278,6 +278,7 @@ def _second_ibip(item: Item, holder: Item, held_before: bool) -> Problem:
         )
     else:
         found, expected = f"already the IBIp of {where}", "an IBIp no other repository claims"
+    assert item.ibip is not None  # only an item with an IBIp claims another's
     return Problem(item.archive, _where(item), "ibip", f"{item.ibip.text!r}, {found}", expected)
 
 
@@ -333,7 +334,7 @@ def mark_originals(holdings: Holdings, keys: Iterable[str] | None = None) -> Non
             held.setdefault(item.key, []).append(item)
         holdings.conflicts.clear()
         holdings.orphans.clear()
-        pairs = held.items()
+        pairs: Iterable[tuple[str, list[Item]]] = held.items()
     else:
         pairs = (
             (key, [item for _, item in holdings.holders(key) if item.key == key]) for key in keys
@@ -470,8 +471,8 @@ def _original_problems(holdings: Holdings) -> list[Problem]:
             first_archive, first = held[0]
             found.append(((first_archive, path_order(first)), [item for _, item in held]))
     problems = []
-    for _, held in sorted(found, key=lambda pair: pair[0]):
-        originals = [i for i in held if i.state == "Original"]
+    for _, items in sorted(found, key=lambda pair: pair[0]):
+        originals = [i for i in items if i.state == "Original"]
         if len(originals) > 1:
             for item in originals:
                 others = ", ".join(i.archive for i in originals if i is not item)
@@ -486,7 +487,7 @@ def _original_problems(holdings: Holdings) -> list[Problem]:
                     )
                 )
         elif not originals:
-            problems += [_orphan_copy(item) for item in held if item.state == "Copy"]
+            problems += [_orphan_copy(item) for item in items if item.state == "Copy"]
     return problems
 
 
@@ -572,6 +573,7 @@ def _edition_loops(ordered: list[Item], known: _FirstHolders) -> list[Problem]:
         holder = known.get(item.key)
         if (
             item.key in walked
+            and holder is not None
             and holder.next_edition is not None
             and holder.next_edition.key == item.next_edition.key
         ):

@@ -142,7 +142,7 @@ def parse_persistent_url(url: str, base: str | None = None) -> PersistentUrl:
             raise
         # What failed once is not tried again: without a base, the whole URL; the IBI
         # where it was looked for.
-        text = _hint(url, base is not None, getattr(error, "ibi_start", None))
+        text = _hint(url, base is not None, error.ibi_start)
         raise IbiSyntaxError(url, error.position, error.expected, error.what, text) from None
 
 
@@ -151,6 +151,7 @@ def _parse(url: str, base: str | None) -> PersistentUrl:
     base_text, position = _base(url, base)
     shape, position = _shape(url, position)
     ibi, position = _ibi(url, position)
+    modifier: Relation
     if shape == ARCHIVE_FILES:
         modifier, position = (), _doc_folder(url, position)
     else:
@@ -252,7 +253,8 @@ def _path_absolute(url: str, start: int) -> tuple[str, int]:
     without its leading ``/``, and the index after the path."""
     if not url.startswith("/", start):
         return "", start
-    end = PATH_CHARACTERS.match(url, start).end()
+    found = PATH_CHARACTERS.match(url, start)  # "*": it always matches
+    end = found.end() if found else start
     if end < len(url) and url[end] != "?":
         expected = "a path character or '?' (spaces and non-ASCII are written %hh)"
         raise IbiSyntaxError(url, end, expected, WHAT)
