@@ -19,7 +19,9 @@ published URLs (what the pages answer), so every host answers a persistent URL a
 
 The written spelling of each IBI is listed, and its canonical case (repository name
 lower case, IBIp upper case) besides when it differs: ``_redirects`` hosts match paths
-case-sensitively, as the browser sends them (RFC 3986 %XX, upper case hex).
+case-sensitively, as the browser sends them (RFC 3986 %XX, upper case hex).  Netlify and
+S3, which have no worker, also list each rule with its IBI in lower case and after
+``ibi/`` and ``rep/`` (:func:`cited_rules`).
 """
 
 from __future__ import annotations
