@@ -51,12 +51,17 @@ def site(request, tmp_path_factory) -> Path:
     return config.output
 
 
-def rules(site: Path) -> list[tuple[str, str, str]]:
+def lines(site: Path) -> list[tuple[str, ...]]:
     return [
         tuple(line.split(" "))
         for line in (site / "_redirects").read_text(encoding="utf-8").splitlines()
         if line and not line.startswith("#")
     ]
+
+
+def rules(site: Path) -> list[tuple[str, str, str]]:
+    """The rules of persistent URLs: path, target, status (not the query rules)."""
+    return [line for line in lines(site) if len(line) == 3]
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +80,8 @@ def test_every_rule_is_applied_and_none_is_shadowed(site, answered):
         with_page += answer["page"]
         if answer["ruleStatus"] != 410:  # the rule wins over the page at its path
             assert (answer["status"], answer["location"]) == (answer["ruleStatus"], target), answer
-    assert with_page >= len(listed) // 2  # the written spellings have pages: forced wins
+    # the written spellings have pages (not the lower-case, /ibi/ and /rep/ ones): forced wins
+    assert with_page >= len(listed) // 5
 
 
 def test_every_rule_answers_what_resolve_answers(site, answered):
@@ -96,6 +102,16 @@ def test_deleted_items_answer_410_with_the_404_page(site, answered):
         assert answered[path]["ruleStatus"] == 410
         assert answered[path]["status"] == 200  # the engine's body: 404.html, which exists
     assert (site / "404.html").is_file()
+
+
+def test_a_query_the_resolver_reads_gets_the_page_at_the_path(site):
+    """Netlify passes a query on to a rule's target: the query rules, first, leave such
+    URLs to the page at the path (or 404.html), whose script resolves the query."""
+    assert [line for line in lines(site) if len(line) == 4] == lines(site)[:2]
+    asked = [path + "?ibiurl.verblist=GetFileList" for path, _, _ in rules(site)]
+    for answer in netlify_answers(site, asked):
+        assert (answer["ruleStatus"], answer["force"]) == (200, True), answer
+        assert answer["status"] == (200 if answer["page"] else None), answer  # None: 404.html
 
 
 def test_rules_name_no_path_twice(site):

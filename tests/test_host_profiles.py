@@ -181,8 +181,13 @@ def test_netlify_forces_every_rule_and_answers_410_for_deleted_items(built):
         for line in (built[("netlify",)] / "_redirects").read_text(encoding="utf-8").splitlines()
         if line and not line.startswith("#")
     ]
-    assert rules and all(status.endswith("!") for _, _, status in rules)
+    assert rules and all(rule[-1].endswith("!") for rule in rules)
     assert ["/sid.inpe.br/mtc-m19/2011/05.10.18.31", "/404.html", "410!"] in rules
+    # a query the resolver reads goes to the page at the path (first: the first match wins)
+    assert rules[:2] == [
+        ["/*", "ibiurl.verblist=:value", "/:splat", "200!"],
+        ["/*", "ibiurl.requireditemstatus=:value", "/:splat", "200!"],
+    ]
 
 
 def test_cloudflare_rules_are_those_it_accepts_most_valued_first(built):
@@ -217,8 +222,17 @@ def test_the_s3_manifest_lists_every_redirect_by_object_key(built):
         for line in (built[()] / "_redirects").read_text(encoding="utf-8").splitlines()
         if line and not line.startswith("#")
     ]
-    assert len(rows) == len(portable) > 50
-    assert ["8JMKD3MGP8W/35MMLL8:(oai_dc)", portable_url(portable, ":(oai_dc)")] in rows
+    keys = [key for key, _ in rows]
+    assert len(keys) == len(set(keys))
+    # each portable rule, and the same answer at the spellings people cite
+    assert {path[1:] for path, _, _ in portable} < set(keys) and len(portable) > 50
+    url = portable_url(portable, ":(oai_dc)")
+    for key in ("8JMKD3MGP8W/35MMLL8", "8jmkd3mgp8w/35mmll8", "ibi/8JMKD3MGP8W/35MMLL8"):
+        assert [key + ":(oai_dc)", url] in rows
+    listed = {path[1:] for path, _, _ in portable}
+    folded = {path.lower() for path in listed}  # the sample's modifiers have no capital
+    for key in set(keys) - listed:
+        assert key[4:] in listed if key[:4] in ("ibi/", "rep/") else key in folded, key
 
 
 def portable_url(rules, modifier: str) -> str:

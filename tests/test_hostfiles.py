@@ -148,8 +148,10 @@ NETLIFY_OVER = (
     [
         (("cloudflare-pages",), 2000, []),
         (("cloudflare-pages",), 2001, [CLOUDFLARE_OVER]),
-        (("netlify",), 10000, []),
-        (("netlify",), 10001, [NETLIFY_OVER]),
+        # Netlify lists each rule at /ibi/ and /rep/ too (the repository names are in
+        # lower case already), after its two query rules: 3 x 3,333 + 2 = 10,001
+        (("netlify",), 3332, []),
+        (("netlify",), 3333, [NETLIFY_OVER]),
         (("github-pages", "nginx", "apache"), 10001, []),  # no rule file, no rule limit
         ((), 10001, []),  # the portable output: no host chosen, none checked
     ],

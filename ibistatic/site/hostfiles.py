@@ -19,7 +19,9 @@ published URLs (what the pages answer), so every host answers a persistent URL a
 
 The written spelling of each IBI is listed, and its canonical case (repository name
 lower case, IBIp upper case) besides when it differs: ``_redirects`` hosts match paths
-case-sensitively, as the browser sends them (RFC 3986 %XX, upper case hex).
+case-sensitively, as the browser sends them (RFC 3986 %XX, upper case hex).  Netlify and
+S3, which have no worker, also list each rule with its IBI in lower case and after
+``ibi/`` and ``rep/`` (:func:`cited_rules`).
 """
 
 from __future__ import annotations
@@ -48,6 +50,8 @@ __all__ = [
     "host_files",
     "redirect_rules",
     "portable_line",
+    "cited_rules",
+    "CITED_SHAPES",
 ]
 
 # RFC 3986 pchar without pct-encoded, plus "/": what browsers send unescaped in a path.
@@ -115,6 +119,28 @@ def first_by_path(candidates: Iterable[HostRule]) -> list[HostRule]:
     for rule in candidates:
         rules.setdefault(rule.path, rule)
     return [rules[path] for path in sorted(rules)]
+
+
+#: the words before an IBI that hosts matching paths literally get rules for: urlib.net's
+#: ``/ibi/<IBI>`` and the Archives' ``/rep/<IBI>`` (facts.URL_SHAPES has three more,
+#: left to the servers, Cloudflare's worker and 404.html: each shape listed is one more
+#: rule per persistent URL)
+CITED_SHAPES = ("ibi/", "rep/")
+#: where a rule's path leaves its IBI for its modifier (IBIs have none of these)
+_MODIFIER_START = re.compile(r"[!+:]")
+
+
+def cited_rules(rules: list[HostRule]) -> list[HostRule]:
+    """`rules` and, for each, the same answer at its IBI in lower case and after each of
+    CITED_SHAPES: the spellings people cite, for the hosts that match paths literally and
+    case-sensitively (Netlify, S3).  The first rule of a path wins, sorted by path."""
+    more = []
+    for rule in rules:
+        found = _MODIFIER_START.search(rule.path)
+        cut = found.start() if found else len(rule.path)
+        more.append(rule._replace(path=rule.path[:cut].lower() + rule.path[cut:]))
+        more.extend(rule._replace(path=shape + rule.path) for shape in CITED_SHAPES)
+    return first_by_path(itertools.chain(rules, more))
 
 
 def redirect_rules(rules: list[HostRule]) -> list[HostRule]:

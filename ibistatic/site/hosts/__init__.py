@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 from ...config import HOST_NAMES, check_hosts
-from ..hostfiles import HostRule, redirects_lines
+from ..hostfiles import HostRule, cited_rules, redirects_lines
 from . import cloudflare, github_pages, netlify, s3
 from .limits import TreeLimits, tree_warnings
 
@@ -50,13 +50,14 @@ def profile_files(
         yield NOJEKYLL, iter(())
     if not hosts:
         yield "_redirects", redirects_lines(rules, base, made)
+    cited = cited_rules(rules) if {"netlify", "s3"} & set(hosts) else []
     if "netlify" in hosts:
-        yield "_redirects", netlify.redirects_lines(rules, base)
+        yield "_redirects", netlify.redirects_lines(cited, base)
     if "cloudflare-pages" in hosts:
         yield "_redirects", cloudflare.redirects_lines(rules, base)
         yield cloudflare.WORKER, iter(cloudflare.worker_script(base).splitlines())
     if "s3" in hosts:
-        yield s3.MANIFEST, s3.manifest_lines(rules, base)
+        yield s3.MANIFEST, s3.manifest_lines(cited, base)
 
 
 #: the profiles whose files hold the rules (the portable output's `_redirects` too)
@@ -73,12 +74,13 @@ def needs_rules(hosts: Iterable[str]) -> bool:
 def rule_warnings(hosts: Iterable[str], rules: list[HostRule]) -> list[str]:
     """What the chosen hosts will not apply of their rules, one warning each."""
     warnings: list[str] = []
+    cited = cited_rules(rules) if {"netlify", "s3"} & set(hosts) else []
     if "netlify" in hosts:
-        warnings += netlify.rule_warnings(rules)
+        warnings += netlify.rule_warnings(cited)
     if "cloudflare-pages" in hosts:
         warnings += cloudflare.rule_warnings(rules)
     if "s3" in hosts:
-        warnings += s3.rule_warnings(rules)
+        warnings += s3.rule_warnings(cited)
     return warnings
 
 
