@@ -179,7 +179,7 @@ def test_wrangler_takes_the_2000_rules_kept_of_a_larger_site(tmp_path):
         pytest.skip(WHY)
     from ibistatic.config import SiteConfig
     from ibistatic.core.identifiers import ibi_key
-    from ibistatic.site.hostfiles import write_host_files
+    from ibistatic.site.hosts import write_host_files
     from ibistatic.targets import PublishedUrl
 
     ibis = [f"example.org/rep/2020/01.01.{i // 60:02}.{i % 60:02}" for i in range(1250)]

@@ -23,9 +23,8 @@ from ibistatic.site.hostfiles import (
     portable_line,
     redirects_lines,
     redirects_text,
-    write_host_files,
 )
-from ibistatic.site.hosts import rule_warnings
+from ibistatic.site.hosts import rule_warnings, write_host_files
 from ibistatic.targets import PublishedUrl
 
 SAMPLE = Path(__file__).resolve().parent.parent / "ibistatic" / "sample_archive"

@@ -95,7 +95,7 @@ def test_the_plan_of_a_first_build_renders_every_item(tmp_path):
     config = load_config(make_project(tmp_path))
     plan = plan_build(load_archives(config.archives, config.site_url), None)
     assert plan.full and plan.describe() == "full"
-    assert plan.changed == plan.affected == frozenset(plan.items) and len(plan.items) == 14
+    assert plan.changed == plan.affected == frozenset(plan.items) and len(plan.items) == 15
     assert list(plan.rendered()) == sorted(plan.items)
 
 

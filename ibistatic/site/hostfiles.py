@@ -30,14 +30,12 @@ import itertools
 import re
 from collections.abc import Iterable, Iterator
 from functools import lru_cache
-from pathlib import Path
 from typing import NamedTuple
 from urllib.parse import quote
 
 from ..core.facts import URL_PATH_SAFE
 from ..core.http import GONE, http_answer
 from ..core.relations import Relation, parse_modifier
-from ..core.urls import base_path
 
 __all__ = [
     "HostRule",
@@ -46,8 +44,6 @@ __all__ = [
     "first_by_path",
     "browser_path",
     "redirects_text",
-    "write_host_files",
-    "host_files",
     "redirect_rules",
     "portable_line",
     "cited_rules",
@@ -188,29 +184,3 @@ def portable_line(rule: HostRule, base: str) -> str:
     if rule.url is None:
         return ""
     return f"{browser_path(base + rule.path)} {rule.url} {rule.status}"
-
-
-def host_files(
-    config, rules: list[HostRule], made: Iterable[str] | None = None
-) -> Iterator[tuple[str, Iterator[str]]]:
-    """(path inside the site, its lines) of the host files of `config.hosts`
-    (ibistatic.site.hosts), each line made when asked: at 100,000 items a file is
-    about 50 MB.  Never a server configuration: those name the build machine's paths
-    and are written by ``ibistatic server-config``, outside the published tree.
-    `made`: the portable ``_redirects``' lines made already (redirects_lines)."""
-    from .hosts import profile_files  # the profiles build on this module's rules
-
-    yield from profile_files(config, rules, base_path(config.site_url), made)
-
-
-def write_host_files(config, published, out: Path) -> list[str]:
-    """Write the host files of `config.hosts` for the published URLs into `out`;
-    return the warnings about those hosts' rule limits."""
-    from .hosts import rule_warnings
-
-    out = Path(out)
-    rules = host_rules(published)
-    for relative, lines in host_files(config, rules):
-        (out / relative).parent.mkdir(parents=True, exist_ok=True)
-        (out / relative).write_text(_text(lines), encoding="utf-8", newline="\n")
-    return rule_warnings(config.hosts, rules)

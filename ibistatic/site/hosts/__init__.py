@@ -16,9 +16,11 @@ server-config`` (``nginx`` and ``apache`` here add nothing to the tree).
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from pathlib import Path
 
 from ...config import HOST_NAMES, check_hosts
-from ..hostfiles import HostRule, cited_rules, redirects_lines
+from ...core.urls import base_path
+from ..hostfiles import HostRule, cited_rules, host_rules, redirects_lines
 from . import cloudflare, github_pages, netlify, s3
 from .limits import TreeLimits, tree_warnings
 
@@ -26,6 +28,8 @@ __all__ = [
     "HOST_NAMES",
     "check_hosts",
     "profile_files",
+    "host_files",
+    "write_host_files",
     "needs_rules",
     "rule_warnings",
     "tree_warnings",
@@ -93,3 +97,26 @@ TREE_LIMITS: dict[str, TreeLimits] = {
 
 def chosen_tree_limits(hosts: Iterable[str]) -> list[TreeLimits]:
     return [TREE_LIMITS[name] for name in hosts if name in TREE_LIMITS]
+
+
+def host_files(
+    config, rules: list[HostRule], made: Iterable[str] | None = None
+) -> Iterator[tuple[str, Iterator[str]]]:
+    """(path inside the site, its lines) of the host files of `config.hosts`
+    (ibistatic.site.hosts), each line made when asked: at 100,000 items a file is
+    about 50 MB.  Never a server configuration: those name the build machine's paths
+    and are written by ``ibistatic server-config``, outside the published tree.
+    `made`: the portable ``_redirects``' lines made already (redirects_lines)."""
+    yield from profile_files(config, rules, base_path(config.site_url), made)
+
+
+def write_host_files(config, published, out: Path) -> list[str]:
+    """Write the host files of `config.hosts` for the published URLs into `out`;
+    return the warnings about those hosts' rule limits."""
+    out = Path(out)
+    rules = host_rules(published)
+    for relative, lines in host_files(config, rules):
+        (out / relative).parent.mkdir(parents=True, exist_ok=True)
+        text = "".join(line + "\n" for line in lines)
+        (out / relative).write_text(text, encoding="utf-8", newline="\n")
+    return rule_warnings(config.hosts, rules)

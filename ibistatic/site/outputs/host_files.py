@@ -10,8 +10,8 @@ from operator import attrgetter
 
 from ...core.urls import base_path
 from ...store.files import File, Notice
-from ..hostfiles import first_by_path, host_files, portable_line, rule_candidates
-from ..hosts import needs_rules, rule_warnings
+from ..hostfiles import first_by_path, portable_line, rule_candidates
+from ..hosts import host_files, needs_rules, rule_warnings
 from ..memo import CHANGES, FirstByPath, PerRepository
 
 
