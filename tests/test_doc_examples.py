@@ -7,8 +7,8 @@ into ``site``, copies of its Archives (``mtc-m16c``, ``mtc-m16d``), the checkout
 ``relatorio.pdf``.  A ``$ cat FILE`` line writes FILE with the lines shown after it.
 The printed lines (stdout and stderr) must be the ones the page shows; where they hold
 the clock (a date minted now, seconds ahead of now) only their digits may differ.
-Examples that start a server (serve, resolver, watch) or ask one (check-deployment,
-linkcheck, acks of a live log) are the subject of their own tests.
+Examples that start a server (serve, resolver) or ask one (check-deployment, linkcheck,
+acks of a live log) run in ``test_doc_server_examples.py``, with this parser.
 """
 
 from __future__ import annotations
@@ -30,26 +30,32 @@ RUN = ("parse-url", "inspect", "mint", "resolve", "properties", "deposit")
 CLOCK = re.compile(r"ahead of the clock|^ibistatic mint --host [^ ]+ --json$")
 
 
+def page_steps(page: Path) -> list[tuple[str, list[str]]]:
+    """A page's console steps in order: (command, the lines shown after it)."""
+    steps: list[tuple[str, list[str]]] = []
+    fenced = in_step = False
+    for line in page.read_text(encoding="utf-8").splitlines():
+        if line.startswith("```"):
+            fenced, in_step = not fenced, False  # a step ends with its block
+            continue
+        if not fenced:
+            continue
+        if line.startswith("$ "):
+            steps.append((line[2:], []))
+            in_step = True
+        elif in_step and steps[-1][0].endswith("\\"):
+            command, shown = steps[-1]
+            steps[-1] = (command[:-1].rstrip() + " " + line.strip(), shown)
+        elif in_step:
+            steps[-1][1].append(line)
+    return steps
+
+
 def pages_examples() -> list[tuple[Path, list[tuple[str, list[str]]]]]:
     """(page, its console steps in order: (command, the lines shown after it))."""
     found = []
     for page in sorted((ROOT / "docs").rglob("*.md")):
-        steps: list[tuple[str, list[str]]] = []
-        fenced = in_step = False
-        for line in page.read_text(encoding="utf-8").splitlines():
-            if line.startswith("```"):
-                fenced, in_step = not fenced, False  # a step ends with its block
-                continue
-            if not fenced:
-                continue
-            if line.startswith("$ "):
-                steps.append((line[2:], []))
-                in_step = True
-            elif in_step and steps[-1][0].endswith("\\"):
-                command, shown = steps[-1]
-                steps[-1] = (command[:-1].rstrip() + " " + line.strip(), shown)
-            elif in_step:
-                steps[-1][1].append(line)
+        steps = page_steps(page)
         runs = [(c, s) for c, s in steps if c.startswith("cat ") or c.split()[:2][-1] in RUN]
         if any(c.startswith("ibistatic ") for c, _ in runs):
             found.append((page.relative_to(ROOT), runs))
