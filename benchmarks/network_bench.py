@@ -11,16 +11,21 @@ acknowledgment per redirect.  Prints one line per run: redirects/s and wrk's p50
 
     python benchmarks/network_bench.py [--archives 2 5 20] [--hung 1] [--items 200]
                                        [--seconds 10] [--workdir DIR] [--profile]
+                                       [--release DIR]
 
 Anchors (arklet, nginx ``map``) and every figure: benchmarks/README.md.  Goals: 500
 resolutions/s uncached with 5 Archives, 5,000/s cached; with one of 5 Archives hung, p99
 under 50 ms.  ``--profile`` runs the resolver under cProfile during the uncached run and
-prints where its time goes.
+prints where its time goes.  ``--release DIR`` (a checkout of the release, 98d7e1f) runs
+the release's own network_bench.py with the same --archives, --items and --seconds before
+and after this version's runs, and prints this version's rates over the release's mean:
+on a shared machine only figures of one run compare.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import shutil
 import subprocess
@@ -91,8 +96,6 @@ def wrk(port: int, paths_file: Path, seconds: int, connections: int = 32) -> dic
 
 def _cpu_seconds(pid: int) -> float:
     """User + system CPU seconds of process `pid` so far (Linux /proc)."""
-    import os
-
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
@@ -154,7 +157,7 @@ def _free_port() -> int:
 
 def run_one(
     workdir: Path, archives: int, hung: int, items: int, seconds: int, profile: bool
-) -> None:
+) -> dict:
     honest = archives - hung
     sites, paths = make_network_sites(workdir, honest, items)
     keys = write_keys(workdir / "keys.yaml", {_service(n): f"{n:010d}" for n in range(archives)})
@@ -175,7 +178,9 @@ def run_one(
         for number, site in enumerate(sites):
             extra = ("--ack-log", str(logs[number]))
             members.append(start_archive(site, port, f"{number:010d}", *extra)[0])
-        _run_modes(workdir, port, paths_file, seconds, resolver, members, logs, archives, hung)
+        return _run_modes(
+            workdir, port, paths_file, seconds, resolver, members, logs, archives, hung
+        )
     finally:
         for member in members:
             member.stop()
@@ -184,23 +189,30 @@ def run_one(
 
 
 def _run_modes(workdir, port, paths_file, seconds, resolver, members, logs, archives, hung):
+    """{mode: redirects/s} of each wrk run, each reported as it ends."""
     keys, state = workdir / "keys.yaml", workdir / "state.json"
-    label = f"{archives} Archives ({hung} hung)"
+    label, rates = f"{archives} Archives ({hung} hung)", {}
+
+    def run(mode: str, duration: int = seconds, connections: int = 32) -> None:
+        result = measured(port, paths_file, duration, resolver, members, logs, connections)
+        _report(label, mode, result)
+        rates[mode] = result["rate"]
+
     try:
-        first = measured(port, paths_file, seconds, resolver, members, logs)
-        _report(label, "first asked", first)  # mostly IBIs never resolved: every Archive asked
+        run("first asked")  # mostly IBIs never resolved: every Archive asked
         _ask_each(port, paths_file)  # every holder known from now on
-        _report(label, "uncached", measured(port, paths_file, seconds, resolver, members, logs))
-        _report(label, "uncached, -c4", measured(port, paths_file, 5, resolver, members, logs, 4))
+        run("uncached")
+        run("uncached, -c4", 5, 4)
         resolver.stop()
         if (workdir / "resolver.prof").exists():
             _print_profile(workdir / "resolver.prof")
         resolver = _resolver(keys, state, port, 3600, None)  # the same Archives, from --state
         _ask_each(port, paths_file)  # one resolution per URL fills the cache
-        _report(label, "cached", measured(port, paths_file, seconds, resolver, members, logs))
-        _report(label, "cached, -c4", measured(port, paths_file, 5, resolver, members, logs, 4))
+        run("cached")
+        run("cached, -c4", 5, 4)
     finally:
         resolver.stop()
+    return rates
 
 
 def _ask_each(port: int, paths_file: Path) -> None:
@@ -231,9 +243,29 @@ def _report(label: str, mode: str, result: dict) -> None:
 
 
 def _load() -> str:
-    import os
-
     return " ".join(f"{value:.1f}" for value in os.getloadavg())
+
+
+def release_rates(release: Path, archives: int, items: int, seconds: int) -> dict:
+    """{"uncached" | "cached": redirects/s} of the release's own network_bench.py (run
+    from its checkout `release`), its output passed on as it comes."""
+    command = [sys.executable, str(release / "benchmarks" / "network_bench.py")]
+    command += ["--archives", str(archives), "--items", str(items), "--seconds", str(seconds)]
+    env = dict(os.environ, PYTHONPATH=str(release))
+    output = subprocess.run(command, env=env, capture_output=True, text=True, check=True).stdout
+    print("release:", output.replace("\n", "\nrelease: ").rstrip(), flush=True)
+    found = re.findall(r"Archives, (uncached|cached)\s*:\s*([\d,.]+) redirects/s", output)
+    return {mode: float(rate.replace(",", "")) for mode, rate in found}
+
+
+def _compare(this: dict, before: dict, after: dict) -> None:
+    for mode in ("uncached", "cached"):
+        release = (before[mode] + after[mode]) / 2
+        print(
+            f"{mode}: this {this[mode]:,.0f}/s, the release {before[mode]:,.0f}/s before and "
+            f"{after[mode]:,.0f}/s after: {this[mode] / release:.2f} times their mean",
+            flush=True,
+        )
 
 
 def _print_profile(path: Path) -> None:
@@ -251,17 +283,24 @@ def main() -> None:
     parser.add_argument("--seconds", type=int, default=10, help="seconds of each wrk run")
     parser.add_argument("--workdir", type=Path, default=None)
     parser.add_argument("--profile", action="store_true", help="profile the uncached resolver")
+    parser.add_argument(
+        "--release", type=Path, metavar="DIR", help="compare with the release checked out in DIR"
+    )
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         sys.exit("wrk is not installed (Debian package wrk)")
     print(f"ibistatic from {ROOT}; wrk -t2 -c32 -d{args.seconds}s; service /{SERVICE}")
     for archives in args.archives:
+        if args.release:
+            before = release_rates(args.release, archives, args.items, args.seconds)
         workdir = Path(tempfile.mkdtemp(prefix=f"network-{archives}-", dir=args.workdir))
         try:
-            run_one(workdir, archives, args.hung, args.items, args.seconds, args.profile)
+            rates = run_one(workdir, archives, args.hung, args.items, args.seconds, args.profile)
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
         time.sleep(1)
+        if args.release:
+            _compare(rates, before, release_rates(args.release, archives, args.items, args.seconds))
 
 
 if __name__ == "__main__":

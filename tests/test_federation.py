@@ -36,6 +36,7 @@ from federation_helpers import (
     start_resolver,
     write_keys,
 )
+from ibistatic.federation.network import ResolverLimits
 from ibistatic.federation.wire import Registration, registration_pairs, request_url
 
 pytestmark = pytest.mark.slow
@@ -118,10 +119,11 @@ def _wait_for_acks(path, count: int, timeout: float = 5.0) -> list[dict]:
     return _acks(path)
 
 
-def _settled(path, quiet: float = 0.3, timeout: float = 5.0) -> int:
-    """How many acknowledgments `path` holds once none has come for `quiet` seconds: the
-    resolver sends them in batches, at most 0.05 s after a redirect, so what earlier
-    tests' redirects queued has arrived by then."""
+def _settled(path, timeout: float = 5.0) -> int:
+    """How many acknowledgments `path` holds once none has come for three of the
+    resolver's batch intervals: it sends them in batches, at most one interval after a
+    redirect, so what earlier tests' redirects queued has arrived by then."""
+    quiet = 3 * ResolverLimits.ack_interval
     deadline, count, since = time.monotonic() + timeout, len(_acks(path)), time.monotonic()
     while time.monotonic() < deadline and time.monotonic() - since < quiet:
         time.sleep(0.02)

@@ -201,6 +201,33 @@ def test_an_archive_counts_each_line_of_a_batch_from_its_resolver(served, tmp_pa
     assert sum(log.counts.values()) == 2
 
 
+def test_a_batch_logs_each_line_as_its_get_would(served, tmp_path):
+    """The records a batch writes are those of ack_record, as AckLog.add writes them (JSON,
+    sorted keys, no ASCII escapes), whatever the lines share."""
+    import json
+
+    from ibistatic.federation.acks import ack_record
+
+    service, log = _service(tmp_path)
+    own = service.keys.issue("127.0.0.1")
+    urls = ["http://r/8JMKD3MGP8W/35MMLL8", "http://r/8JMKD3MGP8W/35MMLL8?é", 'http://r/"\\']
+    lines = [_thanks(own).query(ip, url) for url in urls for ip in ("1.2.3.4", "::1 10.0.0.1")]
+    lines.append(_thanks(own).query("1.2.3.4", urls[0]))  # the same redirect again: counted
+    target = f"/{SERVICE}?servicesubject=acknowledgment"
+    body = "\n".join(lines).encode("ascii")
+    assert service.batch(served, target, body, "127.0.0.1")[1].startswith(
+        "acknowledgment.counted 7"
+    )
+    written = (tmp_path / "acks.jsonl").read_text(encoding="utf-8").splitlines()
+    when = json.loads(written[0])["time"]
+    expected = []
+    for line in lines:
+        record = ack_record(dict(decode_query(line)), "127.0.0.1", 0) | {"time": when}
+        expected.append(json.dumps(record, ensure_ascii=False, sort_keys=True))
+    assert written == expected
+    assert log.counts == {" ".join(_thanks().forms): 7}
+
+
 def test_an_archive_with_no_resolver_counts_no_batch(served, tmp_path):
     service, log = _service(tmp_path, resolvers=())
     line = _thanks(service.keys.issue("127.0.0.1")).query("1.2.3.4", "http://r/X")
@@ -235,6 +262,22 @@ def test_decode_query_reads_as_match_query_does(text):
 
     slow = read(lambda t: [(p.name, p.value) for p in match_query(t)] if t else [])
     assert read(decode_query) == slow
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES + ["&"]), max_size=16).map("".join))
+def test_a_batch_reads_each_line_as_decode_query_does(line):
+    """A batch decodes a line pair by pair (each distinct pair once per batch): the
+    same pairs as decode_query reads in the whole line, and the same refusals."""
+    from ibistatic.federation.archive_side import _Batch
+
+    try:
+        whole = dict(decode_query(line))
+    except IbistaticError:
+        whole = None
+    batch = _Batch(ResolverKeys(), "127.0.0.1", "127.0.0.1")
+    assert batch._query(line) == whole
+    assert batch._query(line) == whole  # again, from what the batch remembers
 
 
 def test_the_resolver_sends_what_is_queued_when_it_stops():

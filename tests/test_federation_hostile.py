@@ -366,15 +366,17 @@ def _urlkey(archive_port: int, source: str) -> str:
 
 
 def _records(path, count: int, timeout: float = 10.0) -> list[dict]:
-    """The records of `path` once it holds `count`, and once no more has come for 0.3 s
-    (six times the resolver's batch interval): a late extra one is seen."""
+    """The records of `path` once it holds `count`, and once no more has come for three
+    of the resolver's batch intervals: a late extra one is seen."""
+    from ibistatic.federation.network import ResolverLimits
+
     deadline = time.monotonic() + timeout
     lines, since = [], time.monotonic()
     while time.monotonic() < deadline:
         now = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
         if len(now) != len(lines):
             lines, since = now, time.monotonic()
-        if len(lines) >= count and time.monotonic() - since > 0.3:
+        if len(lines) >= count and time.monotonic() - since > 3 * ResolverLimits.ack_interval:
             break
         time.sleep(0.05)
     return [json.loads(line) for line in lines]
@@ -418,6 +420,50 @@ def test_every_redirect_is_counted_once_cached_ones_too(world, counting):
         ("127.0.0.1", "127.0.0.1")
     }
     assert {r["url"] for r in records} == {A_URL}
+
+
+def _redirects(port: int, clients: int, each: int) -> int:
+    """`clients` threads, each asking HELD `each` times on one kept-alive connection; the
+    redirects they got."""
+    import http.client
+
+    got = []
+
+    def client() -> None:
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        try:
+            for _ in range(each):
+                connection.request("GET", HELD)
+                response = connection.getresponse()
+                response.read()
+                got.append(response.status == 302 and response.getheader("location") == A_URL)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=client) for _ in range(clients)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return sum(got)
+
+
+def test_redirects_at_load_are_each_counted_once(world, counting):
+    """Eight clients at once, 2,000 redirects from the cache and 400 uncached (a second
+    resolver that caches nothing, its own Archive): many batches, each filled as fast
+    as the clients ask, and the Archives count exactly one acknowledgment a redirect."""
+    port, _, log = counting
+    before = len(_records(log, 0))
+    assert _redirects(port, 8, 250) == 2000
+    assert len(_records(log, before + 2000)) - before == 2000
+
+    uncached_log = world["root"] / "acks-uncached.jsonl"
+    _, uncached = resolver(world, "--cache-seconds", "0")
+    honest(world, uncached, "--ack-log", str(uncached_log))
+    assert _redirects(uncached, 8, 50) == 400
+    records = _records(uncached_log, 400)
+    assert len(records) == 400
+    assert {(r["resolver"], r["url"]) for r in records} == {("127.0.0.1", A_URL)}
 
 
 def test_forged_and_replayed_acknowledgments_count_nothing(world, counting):

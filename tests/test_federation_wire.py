@@ -12,7 +12,7 @@ import pytest
 from ibistatic.core.pairlists import decode_query, parse_pairs, property_pairs, wire_text
 from ibistatic.core.urls import parse_persistent_url, parsed_pairs
 from ibistatic.errors import ConfigError, UsageError
-from ibistatic.federation.acks import AckLog, UrlKeys, ack_record, summarise
+from ibistatic.federation.acks import AckLog, ResolverKeys, UrlKeys, ack_record, summarise
 from ibistatic.federation.joining import check_resolver_url, outcome_message
 from ibistatic.federation.network import SourceInfo, resolve_over
 from ibistatic.federation.registry import Registry, load_keys
@@ -258,6 +258,22 @@ def test_a_urlkey_expires():
     assert keys.spend(early)
     clock.now += 2
     assert not keys.spend(late)
+
+
+def test_a_remembered_resolver_key_still_expires_and_binds_its_address():
+    """ResolverKeys remembers the keys it accepted (each a cached answer's, coming back
+    with each redirect): remembered, a key is still refused once expired and from any
+    other address, and what it remembers is bounded."""
+    clock = Clock()
+    keys = ResolverKeys(seconds=60, clock=clock)
+    key = keys.issue("10.0.0.1")
+    assert keys.check(key, "10.0.0.1") and keys.check(key, "10.0.0.1")  # the second remembered
+    assert not keys.check(key, "10.0.0.2")
+    clock.now += 61
+    assert not keys.check(key, "10.0.0.1")
+    fresh = [keys.issue("10.0.0.1") for _ in range(ResolverKeys.KNOWN_MAX + 10)]
+    assert all(keys.check(key, "10.0.0.1") for key in fresh)
+    assert 0 < len(keys._known) <= ResolverKeys.KNOWN_MAX
 
 
 def test_spent_urlkeys_are_forgotten_once_expired():

@@ -2,8 +2,9 @@
 
 Every redirect the resolver gives is acknowledged (Table 6.11), cached ones too, so an
 acknowledgment per HTTP request would cost more than the redirect itself, at both ends.
-A redirect only queues what its acknowledgment says (:meth:`AckBatches.offer`, never
-awaited: the client is not slowed); one task per Archive sends what is queued as one
+A redirect only queues its acknowledgment, one line already as it is sent
+(:meth:`AckBatches.offer`, never awaited: the client is not slowed; nothing else is
+made per redirect); one task per Archive sends what is queued as one
 request per batch, once :attr:`AckBatches.batch` are waiting or :attr:`AckBatches.interval`
 seconds after the first of them, one batch at a time.  The queue is bounded by bytes:
 when an Archive does not keep up, what does not fit is dropped and counted in
@@ -23,13 +24,14 @@ __all__ = ["AckBatches"]
 
 log = logging.getLogger("ibistatic.resolver")
 
-#: what an entry costs the queue besides its strings (a tuple, its references)
-ENTRY_BYTES = 96
+#: what a line costs the queue besides its characters (the str object, its deque slot)
+LINE_BYTES = 64
 
 
 class AckBatches:
-    """Entries waiting for one Archive, at most `size` bytes (:func:`entry_bytes`), given
-    to `deliver(entries)` at most `batch` at a time, `interval` seconds after the first."""
+    """Lines waiting for one Archive, at most `size` bytes (each its length and
+    :data:`LINE_BYTES`), given to `deliver(lines)` at most `batch` at a time, `interval`
+    seconds after the first."""
 
     def __init__(
         self,
@@ -42,24 +44,27 @@ class AckBatches:
     ) -> None:
         self.deliver, self.size, self.batch, self.interval = deliver, size, batch, interval
         self.name = name
-        self.dropped = 0  # entries that did not fit, or whose batch was lost
-        self._pending: deque = deque()
+        self.dropped = 0  # lines that did not fit, or whose batch was lost
+        self._pending: deque[str] = deque()
         self._bytes = 0
         self._wake: asyncio.Event | None = None
         self._idle: asyncio.Event | None = None
         self._task: asyncio.Task | None = None
         self._hurry = False
 
-    def offer(self, entry: tuple, size: int) -> bool:
-        """Queue `entry` (`size` bytes); False when it does not fit (then it is dropped)."""
+    def offer(self, line: str) -> bool:
+        """Queue `line`; False when it does not fit (then it is dropped)."""
+        size = len(line) + LINE_BYTES
         if self._bytes + size > self.size:
             self.lost(1, "the queue is full")
             return False
-        self._started()
-        self._pending.append((entry, size))
+        if self._task is None:
+            self._start()
+        pending = self._pending
+        pending.append(line)
         self._bytes += size
-        self._idle.clear()
-        if len(self._pending) == 1 or len(self._pending) >= self.batch:
+        if len(pending) == 1 or len(pending) == self.batch:  # the sender waits for these
+            self._idle.clear()
             self._wake.set()
         return True
 
@@ -75,10 +80,10 @@ class AckBatches:
     def waiting(self) -> int:
         return len(self._pending)
 
-    def _started(self) -> None:
-        if self._task is None:  # made in the loop that uses it
-            self._wake, self._idle = asyncio.Event(), asyncio.Event()
-            self._task = asyncio.ensure_future(self._send_forever())
+    def _start(self) -> None:
+        """The sender's task and events, made in the loop that uses them (once)."""
+        self._wake, self._idle = asyncio.Event(), asyncio.Event()
+        self._task = asyncio.ensure_future(self._send_forever())
 
     async def _send_forever(self) -> None:
         while True:
@@ -98,19 +103,16 @@ class AckBatches:
         except TimeoutError:
             pass
 
-    def _take(self) -> list:
-        entries = []
-        for _ in range(min(self.batch, len(self._pending))):
-            entry, size = self._pending.popleft()
-            self._bytes -= size
-            entries.append(entry)
-        return entries
+    def _take(self) -> list[str]:
+        lines = [self._pending.popleft() for _ in range(min(self.batch, len(self._pending)))]
+        self._bytes -= sum(map(len, lines)) + LINE_BYTES * len(lines)
+        return lines
 
-    async def _send(self, entries: list) -> None:
+    async def _send(self, lines: list[str]) -> None:
         try:
-            await self.deliver(entries)
+            await self.deliver(lines)
         except Exception as error:  # a batch's failure is its own
-            self.lost(len(entries), f"not sent: {error!r}"[:200])
+            self.lost(len(lines), f"not sent: {error!r}"[:200])
 
     async def drain(self, timeout: float) -> None:
         """Send what is waiting now, without waiting for full batches; give up after

@@ -39,6 +39,7 @@ __all__ = [
     "SpentKeys",
     "AckLog",
     "ack_record",
+    "record_time",
     "summarise",
     "ItemCount",
     "DEFAULT_KEY_SECONDS",
@@ -119,10 +120,14 @@ class ResolverKeys:
     A key is ``<issue second>-<10 random digits><16 digits of an HMAC>`` (Table 5.1), the
     HMAC (SHA-256, a secret made at start, shared by forked workers) taken over the key's
     body and the requester's address: :meth:`check` accepts a key only from the address
-    it was issued to, until it expires, with nothing stored per key.
+    it was issued to, until it expires.  Nothing needs storing per key; the keys accepted
+    lately are remembered with their expiry (at most :attr:`KNOWN_MAX`, then forgotten
+    all at once) because a cached answer's key comes back with each of its redirects,
+    and the HMAC was most of what counting one of them cost.
     """
 
     _KEY = UrlKeys._KEY
+    KNOWN_MAX = 4096
 
     def __init__(
         self,
@@ -134,6 +139,7 @@ class ResolverKeys:
             raise UsageError(f"urlkey lifetime {seconds!r}: expected a positive number of seconds")
         self.seconds, self.clock = seconds, clock
         self._secret = secret if secret is not None else secrets.token_bytes(32)
+        self._known: dict[tuple[str, str], int] = {}  # (key, sender) -> its expiry
 
     def issue(self, requester: str) -> str:
         """A fresh key for `requester` (the address of the urlRequest)."""
@@ -147,10 +153,16 @@ class ResolverKeys:
 
     def check(self, key: str, sender: str) -> bool:
         """Whether `key` was issued here to `sender` and has not expired."""
-        match = self._KEY.fullmatch(key)
-        if match is None or not hmac.compare_digest(self._mac(key[:-16], sender), match[3]):
-            return False
-        return int(match[1]) + self.seconds > self.clock()
+        expiry = self._known.get((key, sender))
+        if expiry is None:
+            match = self._KEY.fullmatch(key)
+            if match is None or not hmac.compare_digest(self._mac(key[:-16], sender), match[3]):
+                return False
+            expiry = int(match[1]) + self.seconds
+            if len(self._known) >= self.KNOWN_MAX:
+                self._known.clear()
+            self._known[key, sender] = expiry
+        return expiry > self.clock()
 
 
 class SpentKeys:
@@ -219,7 +231,7 @@ def ack_record(query: Mapping[str, str], client_ip: str | None, when: float) -> 
         if not query.get(name):
             raise UsageError(f"acknowledgment without {name} (Table 6.11 requires it)")
     return {
-        "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(when)),
+        "time": record_time(when),
         "ibi": query.get("ibi", ""),
         "url": query["url"],
         "url.persistent": query["url.persistent"],
@@ -228,6 +240,11 @@ def ack_record(query: Mapping[str, str], client_ip: str | None, when: float) -> 
         "clientinformation.ipaddress": query["clientinformation.ipaddress"],
         "resolver": client_ip,
     }
+
+
+def record_time(when: float) -> str:
+    """An ack record's time (UTC, to the second)."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(when))
 
 
 class AckLog:
@@ -252,14 +269,22 @@ class AckLog:
 
     def add_all(self, records: list[dict]) -> None:
         """Count `records` and append them, flushed once (a batch: one write)."""
-        if not records:
+        counts: dict[str, int] = {}
+        for record in records:
+            counts[record["ibi"]] = counts.get(record["ibi"], 0) + 1
+        lines = [json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in records]
+        self.add_lines(lines, counts)
+
+    def add_lines(self, lines: list[str], counts: Mapping[str, int]) -> None:
+        """Append `lines` (records as JSON, each ending in a newline) in one write and
+        add `counts` (accesses per item) to the counts, under one lock."""
+        if not lines:
             return
-        lines = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in records)
         with self._lock:
-            for record in records:
-                self.counts[record["ibi"]] = self.counts.get(record["ibi"], 0) + 1
+            for ibi, count in counts.items():
+                self.counts[ibi] = self.counts.get(ibi, 0) + count
             if self._file is not None:
-                self._file.write(lines)
+                self._file.write("".join(lines))
                 self._file.flush()
 
     def close(self) -> None:

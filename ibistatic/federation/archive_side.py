@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import json
 import socket
 import sys
 import threading
@@ -23,7 +24,7 @@ from urllib.parse import urlsplit
 from ..core.pairlists import decode_query, wire_text
 from ..errors import IbistaticError, UsageError
 from ..web.service import ArchiveService, service_answer, service_view
-from .acks import DEFAULT_KEY_SECONDS, AckLog, ResolverKeys, ack_record
+from .acks import DEFAULT_KEY_SECONDS, REQUIRED, AckLog, ResolverKeys, ack_record, record_time
 from .joining import Membership, check_advertise, check_resolver_url, local_ip_towards
 from .wire import (
     ACK_BATCH_BYTES,
@@ -233,24 +234,11 @@ class CountingService(ArchiveService):
         problem = self._sender_problem(sender) or _batch_problem(body)
         if problem is not None:
             return HTTPStatus.BAD_REQUEST, f"bad service request: {problem}\r\n"
-        records, refused = [], 0
+        batch = _Batch(self.keys, client, sender)
         for line in body.decode("ascii").split("\n"):
-            accepted = self._line(line.rstrip("\r"), client, sender)
-            if isinstance(accepted, str):
-                refused += 1
-            else:
-                records.append(accepted)
-        self.log.add_all(records)
-        return HTTPStatus.OK, wire_text(batch_answer(len(records), refused))
-
-    def _line(self, line: str, client: str | None, sender: str) -> dict | str:
-        try:
-            query = dict(decode_query(line))
-        except IbistaticError as error:
-            return str(error)
-        if query.get("servicesubject") != "acknowledgment":
-            return "a batch holds acknowledgments only"
-        return self._accept(query, client, sender)
+            batch.read(line.rstrip("\r"))
+        self.log.add_lines(batch.lines, batch.counts)
+        return HTTPStatus.OK, wire_text(batch_answer(len(batch.lines), batch.refused))
 
     def _sender_problem(self, sender: str) -> str | None:
         if sender in self.resolvers:
@@ -272,6 +260,93 @@ class CountingService(ArchiveService):
         if not self.keys.check(key, sender):
             return f"urlkey {key[:60]!r} was not issued by this Archive to {sender}, or has expired"
         return record
+
+
+class _Batch:
+    """The lines of one batch, each read as its GET would be, with what they share
+    worked out once: the redirects of one cached answer send lines that differ only in
+    the client's address and the persistent URL, so each distinct pair is decoded, each
+    address list checked and each value written as JSON once per batch (dicts that the
+    batch's own size bounds; ResolverKeys remembers the urlkeys it accepted), and the
+    lines are written at once."""
+
+    def __init__(self, keys: ResolverKeys, client: str | None, sender: str) -> None:
+        self.keys, self.sender = keys, sender
+        self.lines: list[str] = []  # the accepted records, as the ack log's JSON lines
+        self.counts: dict[str, int] = {}  # accepted per item
+        self.refused = 0
+        self._pairs: dict[str, tuple] = {}  # a line's "name=value" -> (name, value), () refused
+        self._addresses: dict[str, bool] = {}
+        self._json: dict[str, str] = {}
+        self._resolver = json.dumps(client, ensure_ascii=False)
+        self._time = json.dumps(record_time(time.time()))
+
+    def read(self, line: str) -> None:
+        query = self._query(line)
+        if query is None or not self._accepted(query):
+            self.refused += 1
+            return
+        ibi = query.get("ibi", "")
+        values = (
+            query["clientinformation.ipaddress"],
+            query["contenttype"],
+            ibi,
+            query.get("state", ""),
+            query["url"],
+            query["url.persistent"],
+        )
+        ip, kind, item, state, url, persistent = map(self._as_json, values)
+        record = (ip, kind, item, self._resolver, state, self._time, url, persistent)
+        self.lines.append(_RECORD % record)
+        self.counts[ibi] = self.counts.get(ibi, 0) + 1
+
+    def _query(self, line: str) -> dict | None:
+        """dict(decode_query(line)), None where it refuses the line: a query's pairs are
+        read one by one (decode_query reads each "&"-separated pair on its own)."""
+        query = {}
+        for piece in line.split("&") if line else ():
+            pair = self._pairs.get(piece)
+            if pair is None:
+                pair = self._pairs[piece] = _pair(piece)
+            if not pair:
+                return None
+            query[pair[0]] = pair[1]
+        return query
+
+    def _accepted(self, query: dict) -> bool:
+        """CountingService._accept's checks, each result kept for the batch."""
+        if query.get("servicesubject") != "acknowledgment":
+            return False
+        if not all(query.get(name) for name in REQUIRED):
+            return False
+        addresses = query["clientinformation.ipaddress"]
+        fine = self._addresses.get(addresses)
+        if fine is None:
+            fine = self._addresses[addresses] = ip_list(addresses, ARCHIVE_IP_LIST_MAX) is not None
+        return fine and self.keys.check(query["urlkey"], self.sender)
+
+    def _as_json(self, value: str) -> str:
+        text = self._json.get(value)
+        if text is None:
+            text = self._json[value] = json.dumps(value, ensure_ascii=False)
+        return text
+
+
+#: an ack record (:func:`~.acks.ack_record`) as AckLog writes it: json.dumps(record,
+#: ensure_ascii=False, sort_keys=True), its fields in that order
+_RECORD = (
+    '{"clientinformation.ipaddress": %s, "contenttype": %s, "ibi": %s, "resolver": %s, '
+    '"state": %s, "time": %s, "url": %s, "url.persistent": %s}\n'
+)
+
+
+def _pair(piece: str) -> tuple:
+    """The one (name, value) that decode_query reads in `piece`, else ()."""
+    try:
+        pairs = decode_query(piece)
+    except IbistaticError:
+        return ()
+    return pairs[0] if len(pairs) == 1 else ()
 
 
 def _batch_problem(body: bytes) -> str | None:

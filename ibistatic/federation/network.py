@@ -36,7 +36,7 @@ from ..core.relations import parse_relation
 from ..core.resolution import wanted_relations
 from ..core.urls import PersistentUrl
 from ..errors import IbistaticError
-from .ack_queue import ENTRY_BYTES, AckBatches
+from .ack_queue import AckBatches
 from .wire import (
     ack_batches,
     acknowledgment_pairs,
@@ -77,7 +77,7 @@ class ResolverLimits:
     rest_max: float = 60.0  # ... up to this
     ack_queue_bytes: int = 4 * 1024 * 1024  # acknowledgments waiting for one Archive
     ack_batch: int = 256  # acknowledgments sent to one Archive in one request ...
-    ack_interval: float = 0.05  # ... or this many seconds after the first waited
+    ack_interval: float = 0.25  # ... or this many seconds after the first waited
     ack_senders: int = 8  # single acknowledgments sent to one Archive at once
     cache_bytes: int = 32 * 1024 * 1024  # the answer cache, in bytes
 
@@ -260,13 +260,11 @@ class RemoteArchive:
         if self.health.resting:
             self.acks.lost(1, "the Archive rests")
             return False
-        size = ENTRY_BYTES + len(client_ip) + len(persistent_url)
-        return self.acks.offer((thanks, client_ip, persistent_url), size)
+        return self.acks.offer(thanks.query(client_ip, persistent_url))
 
-    async def _deliver(self, entries: list) -> None:
+    async def _deliver(self, lines: list[str]) -> None:
         """Send queued acknowledgments: in batches, or one by one to an Archive that
         takes no batches."""
-        lines = [thanks.query(client_ip, url) for thanks, client_ip, url in entries]
         for body in ack_batches(lines):
             if not (self.batches and await self._post(body)):
                 await self._send_singly(body.decode("ascii").split("\n"))
@@ -377,7 +375,7 @@ class Thanks:
             return encode_query(self.pairs(client_ip, persistent_url))
         head, middle, tail = template
         ip, url = escape_query_value(client_ip), escape_query_value(persistent_url)
-        return head + ip + middle + url + tail
+        return f"{head}{ip}{middle}{url}{tail}"  # one string made, not four
 
     @cached_property
     def _template(self) -> tuple[str, ...]:
