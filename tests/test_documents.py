@@ -204,6 +204,12 @@ def test_cloudflares_workerd_redirects_the_link_and_serves_the_document(tmp_path
         connection.request("GET", document)
         response = connection.getresponse()
         assert (response.status, response.read()) == (200, b"%PDF-1.4 hosted\n")
+        # an HTML document, the Archive's service page: Pages' asset server would drop
+        # "index.html" with a 308 and the worker resolved the path back to itself, a loop
+        service = yaml.safe_load((site.parent / "archives/archive/archive.yaml").read_text())
+        connection.request("GET", f"/col/{service['service-ibi']}/doc/index.html")
+        response = connection.getresponse()
+        assert response.status == 200 and b"Archive service" in response.read()
         connection.close()
 
 

@@ -4,6 +4,7 @@ installed package, nowhere else)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -177,10 +178,10 @@ def test_the_installed_tool_deposit_build_serve_and_curl_reach_each_document(ven
     _run([tool, "init", "library", "--site-url", site_url, "--host", "ibi.example.org"],
          cwd=tmp_path)  # fmt: skip
     project = tmp_path / "library"
-    deposits = [
-        ("report.pdf", b"%PDF-1.4 the report\n", ["--language", "en"]),
-        ("relatorio.pdf", b"%PDF-1.4 o relatorio\n", ["--language", "pt", "--translation-of"]),
-        ("report-2.pdf", b"%PDF-1.4 the second edition\n", ["--edition-of"]),
+    deposits = [  # HTML, so that Chromium's page shows whose bytes it reached
+        ("report.html", _document("the report"), ["--language", "en"]),
+        ("relatorio.html", _document("o relatorio"), ["--language", "pt", "--translation-of"]),
+        ("report-2.html", _document("the second edition"), ["--edition-of"]),
     ]
     repositories = {}
     first = None
@@ -200,6 +201,11 @@ def test_the_installed_tool_deposit_build_serve_and_curl_reach_each_document(ven
             assert _curl_follows(site_url, repository, port) == data, repository
     _through_nginx(tool, project, site_url, repositories)
     _through_wrangler(tool, project, site_url, repositories)
+    _in_chromium(tool, project, repositories)
+
+
+def _document(text: str) -> bytes:
+    return f'<!DOCTYPE html><title>{text}</title><p id="doc">{text}</p>\n'.encode()
 
 
 def _curl_follows(site_url: str, repository: str, port: int) -> bytes:
@@ -259,3 +265,35 @@ def _through_wrangler(tool: Path, project: Path, site_url: str, repositories: di
     ).running() as engine:
         for repository, data in repositories.items():
             assert _curl_follows(site_url, repository, engine.port) == data, repository
+
+
+def _in_chromium(tool: Path, project: Path, repositories: dict) -> None:
+    """The project built by the installed tool for a plain static host (GitHub
+    Pages-like: files, then 404.html) and for Netlify (its own redirect engine, as
+    `netlify dev` serves), each link opened in headless Chromium: the page it ends on
+    is the deposited document."""
+    from host_engines import NETLIFY_ENGINE, missing, netlify_server
+    from site_helpers import CHROMIUM, SITE_HOST, LandingServer, SiteServer, chromium_dom
+
+    if CHROMIUM is None or missing(NETLIFY_ENGINE):
+        pytest.skip(f"{missing(NETLIFY_ENGINE) or 'chromium is not installed'}; curl passed")
+    profiles = ("github-pages", "netlify")
+    for profile in profiles:
+        (project / f"{profile}.yaml").write_text(
+            f"site-url: http://{SITE_HOST}/\narchives: [archives/archive]\n"
+            f"output: site-{profile}\nhosts: [{profile}]\n",
+            encoding="utf-8",
+        )
+        _run([tool, "build", "--config", f"{profile}.yaml"], cwd=project)
+    with LandingServer().running() as landing:
+        for profile in profiles:
+            site = (project / f"site-{profile}").resolve()
+            with contextlib.ExitStack() as stack:
+                if profile == "netlify":
+                    port = stack.enter_context(netlify_server(site))
+                else:
+                    port = stack.enter_context(SiteServer(site).running()).port
+                for repository, data in repositories.items():
+                    dom = chromium_dom(f"http://{SITE_HOST}/{repository}", port, landing.port)
+                    shown = data.decode().split("<p")[1].split(">", 1)[1].split("<")[0]
+                    assert f'<p id="doc">{shown}</p>' in dom, (profile, repository, dom[-800:])

@@ -115,7 +115,17 @@ async function answer(request, env) {
 async function publishedDocument(request, env) {
   const path = new URL(request.url).pathname.slice(IBISTATIC_BASE.length);
   if (!path.startsWith(FACTS.archiveFiles) || path.indexOf(FACTS.docFolder + "/") === -1) return null;
-  const asset = await env.ASSETS.fetch(request);
+  let asset = await env.ASSETS.fetch(request);
+  // Pages' asset server drops ".html" and "index.html" from a path with a redirect (its
+  // pretty URLs): a document answers at the path it was deposited at, or the resolution
+  // of that path would send it back there (a loop for index.html)
+  const location = asset.headers.get("Location");
+  if (asset.status >= 300 && asset.status < 400 && location) {
+    const pretty = new URL(location, request.url);
+    if (pretty.origin === new URL(request.url).origin) {
+      asset = await env.ASSETS.fetch(new Request(pretty, request));
+    }
+  }
   return asset.ok ? asset : null;
 }
 
