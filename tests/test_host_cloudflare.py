@@ -3,7 +3,8 @@ its asset server) serves a site built with ``--host cloudflare-pages``, offline 
 loopback.  Every form of tests/url_forms.py must get the answer ``ibistatic resolve``
 gives (status and Location, no redirect followed), answered by ``_redirects`` or by
 ``_worker.js``; the static files still pass through; wrangler's parser accepts every
-rule of ``_redirects``.
+rule of ``_redirects``; the worker negotiates ``Accept`` and answers ``?info`` and ``??``
+as ``serve`` does (tests/negotiation.py).
 """
 
 from __future__ import annotations
@@ -19,8 +20,10 @@ import pytest
 
 from host_engines import WRANGLER, Wrangler, ask, missing
 from ibistatic.config import load_config
+from ibistatic.resolver import Resolver
 from ibistatic.site.build import build_site
 from ibistatic.site.hosts import cloudflare
+from negotiation import ITEM, negotiation_problems
 from site_helpers import write_config
 from url_forms import SITE_URL, url_table, write_synthetic_archives
 
@@ -204,3 +207,12 @@ def test_wrangler_takes_the_2000_rules_kept_of_a_larger_site(tmp_path):
     assert "Parsed 2000 valid redirect rules" in log, log[-3000:]
     lines = (site / "_redirects").read_text(encoding="utf-8").splitlines()[2:]
     assert sum(1 for line in lines if ":" not in line.split(" ")[0]) == 1250  # bare URLs first
+
+
+def test_content_negotiation_and_inflections(served):
+    """The worker answers Accept, ?info and ?? as serve does (tests/negotiation.py)."""
+    site, engine, _ = served
+    if not Resolver(site).index.records(ITEM):  # an IBIp's key is upper case
+        pytest.skip("the synthetic Archives have no sample item")
+    redirect = (302, Resolver(site).resolve(ITEM).url)
+    assert negotiation_problems(engine.port, redirect) == []

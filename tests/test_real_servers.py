@@ -12,6 +12,8 @@ with four virtual hosts on their own ports, ``ibistatic serve`` behind them:
   rule is left to the resolver);
 - ``wrong``: the sample with the synthetic site's resolver behind it, a deployment
   ``check-deployment`` must find wrong (exit 1, the report names the URL).
+Content negotiation (``Accept``), ARK's ``?info`` and URLib's ``??`` are asked of each
+server and of ``serve`` alone (tests/negotiation.py).
 Apache runs twice: with the text map, and with it hashed (``httxt2dbm``, ``dbm:``).
 A test skips only when its binary is absent.
 """
@@ -40,6 +42,7 @@ from ibistatic.site.serverconfs import (
     apache_vhost_text,
     nginx_vhost_text,
 )
+from negotiation import ITEM, negotiation_problems
 from url_forms import build_sample_site, build_synthetic_site, url_table
 
 pytestmark = pytest.mark.server
@@ -271,6 +274,7 @@ APACHE_MODULE_FILES = {
     "mime_module": "mod_mime.so",
     "proxy_module": "mod_proxy.so",
     "proxy_http_module": "mod_proxy_http.so",
+    "headers_module": "mod_headers.so",  # the vhost's `a2enmod` line (Vary, Link)
 }
 
 
@@ -493,3 +497,20 @@ def test_hostile_urls_survive_each_server(hostile_server, rule):
         assert client.get("/" + rule.path.lower())[:2] == (rule.status, rule.url)
     finally:
         client.close()
+
+
+# Content negotiation and inflections (tests/negotiation.py), on each server and on
+# the resolver alone, as a client asks them.
+def _redirect_of_item(site: Path) -> tuple[int, str]:
+    answer = Resolver(site).resolve(ITEM)
+    return 302, answer.url
+
+
+def test_content_negotiation_on_the_server(server, sites):
+    _, ports = server
+    assert negotiation_problems(ports["sample"], _redirect_of_item(sites["sample"])) == []
+
+
+def test_content_negotiation_on_serve(resolvers, sites):
+    port = int(resolvers["sample"].rpartition(":")[2])
+    assert negotiation_problems(port, _redirect_of_item(sites["sample"])) == []

@@ -318,6 +318,8 @@ DC_ELEMENTS = (
 
 def browser_facts() -> dict:
     """What the in-browser resolver needs of the above, as JSON (``assets/facts.js``)."""
+    from .exports import EXPORTS, MAX_RANGES  # exports reads nothing of this module
+
     return {
         "ibipDigit": IBIP_DIGIT_CLASS,
         "ibipPortSeparators": IBIP_PORT_SEPARATORS,
@@ -349,4 +351,10 @@ def browser_facts() -> dict:
         "answerFields": list(ANSWER_ROW_FIELDS),
         "alertMessages": ALERT_MESSAGES,
         "alertTitles": BROWSER_ALERT_TITLES,
+        # core.exports: the files of an item's metadata the worker negotiates
+        "exports": [
+            {"name": e.name, "contentType": e.content_type, "accepts": list(e.accepts)}
+            for e in EXPORTS
+        ],
+        "maxAcceptRanges": MAX_RANGES,
     }

@@ -353,6 +353,10 @@ def _metadata(site: Site, writer, item, urls: dict, common: dict) -> int:
     if xml is not None:
         elements = oai_dc_elements(item.dublin_core, identifiers=forms[::-1])
         written += writer.write(xml, site.render("oai_dc.xml", elements=elements))
+        # the files for reference managers beside it (core.exports)
+        folder = xml.rpartition("/")[0] + "/"
+        for name, text in record.export_texts(site.site_url, item).items():
+            written += writer.write(folder + name, text)
     return written
 
 

@@ -14,12 +14,15 @@ for the file lists (size, SHA-256) is the only I/O.
 
 from __future__ import annotations
 
+import json
 import mimetypes
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
 from ..archive.filesums import FileSums
+from ..core import exports
+from ..core.exports import EXPORTS
 from ..core.facts import DC_ELEMENTS, URL_PATH_SAFE
 from ..core.identifiers import Ibi
 from ..core.model import Item
@@ -39,6 +42,8 @@ __all__ = [
     "related",
     "record_context",
     "json_ld",
+    "item_json_ld",
+    "export_texts",
     "citation_meta",
 ]
 
@@ -196,7 +201,31 @@ def record_context(
             for tag, ibi in item.translations
         ],
         "holders": holders(loaded, key, urls_of),
+        "cite_files": cite_files(urls),
     }
+
+
+#: the record page's name for each file of core.exports but oai_dc.xml (linked above it)
+_CITE_LABELS = {
+    "cite.bib": "BibTeX",
+    "cite.ris": "RIS",
+    "csl.json": "CSL-JSON",
+    "record.jsonld": "JSON-LD",
+}
+
+
+def cite_files(urls: dict) -> list[tuple[str, str, str]]:
+    """(label, URL, media type) of the files for reference managers beside an item's
+    oai_dc.xml (site.pages writes them), for the record page; none without metadata."""
+    xml = urls.get("oai_dc")
+    if not xml:
+        return []
+    folder = xml.rpartition("/")[0] + "/"
+    return [
+        (_CITE_LABELS[export.name], folder + export.name, export.accepts[0])
+        for export in EXPORTS
+        if export.name in _CITE_LABELS
+    ]
 
 
 def json_ld(site_url: str, context: dict) -> dict:
@@ -221,6 +250,36 @@ def json_ld(site_url: str, context: dict) -> dict:
     }
     data.update({name: value for name, value in optional.items() if value})
     return data
+
+
+def item_json_ld(site_url: str, item: Item) -> dict:
+    """:func:`json_ld` of `item` alone (the record page's, without the other holders):
+    its metadata folder's ``record.jsonld``."""
+    forms = [ibi for ibi in (item.repository, item.ibip) if ibi is not None]
+    context = {
+        "item": item,
+        "cite": cite_as(site_url, item),
+        "title": item.title() or item.repository.text,
+        "forms": [site_url + quote(ibi.text, safe=URL_PATH_SAFE) for ibi in forms],
+        "creators": _creators(item),
+        "dates": _dates(item),
+    }
+    return json_ld(site_url, context)
+
+
+def export_texts(site_url: str, item: Item) -> dict[str, str]:
+    """File name -> text of the item's metadata for reference managers (core.exports;
+    oai_dc.xml is site.pages'), written beside its oai_dc.xml."""
+    cite = cite_as(site_url, item)
+    title = (item.title() or "").strip() or item.repository.text
+    ibi = (item.ibip or item.repository).text
+    json_ld_text = json.dumps(item_json_ld(site_url, item), ensure_ascii=False, indent=1)
+    return {
+        "cite.bib": exports.bibtex(item.dublin_core, ibi, cite, title),
+        "cite.ris": exports.ris(item.dublin_core, cite, title),
+        "csl.json": exports.csl_json(item.dublin_core, ibi, cite, title),
+        "record.jsonld": json_ld_text + "\n",
+    }
 
 
 def citation_meta(context: dict) -> list[tuple[str, str]]:

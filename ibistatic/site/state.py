@@ -30,8 +30,9 @@ __all__ = [
 ]
 
 #: 16: each holding is (item, (files, files_stamp)), so a rewritten document changes it;
-#: 17: item_files holds site.facts.PagePaths, published targets.PublishedUrls
-STATE_VERSION = 17
+#: 17: item_files holds site.facts.PagePaths, published targets.PublishedUrls;
+#: 18: an item with metadata has core.exports' files too (a site of 17 lacks them)
+STATE_VERSION = 18
 
 
 @dataclass

@@ -5,9 +5,14 @@
  * over the site's index, read through the assets binding, and answered as
  * `ibistatic serve` answers it (core/http.py): 302, or 303 for metadata about the item,
  * with Location taken from the index only; 404, 409 or 410 for an alert, with the site's
- * page for it.  Anything else (the pages, the index, the assets) is a static asset.
+ * page for it.  The item itself is content-negotiated as serve does it (web/app.py,
+ * core/exports.py): an Accept that prefers its BibTeX, RIS, CSL-JSON, JSON-LD or oai_dc
+ * gets 303 to that file, and every answer to it says Vary: Accept; ARK's ?info and
+ * URLib's ?? are answered too.  Anything else (the pages, the index, the assets) is a
+ * static asset; those files of an item's metadata are sent with their types.
  */
 const IBISTATIC_BASE = __IBISTATIC_BASE__;
+const RECORD_PATH = __IBISTATIC_RECORD_PATH__;
 const RESOLVER = globalThis.ibistatic;
 const FACTS = globalThis.ibistaticFacts;
 const ALERT_STATUS = {
@@ -25,6 +30,55 @@ function acceptLanguages(header) {
   });
   ranges.sort(function (a, b) { return b.q - a.q || a.order - b.order; });
   return ranges.map(function (r) { return r.tag; });
+}
+
+/** core/exports._ranges: [type, subtype, q] of the first maxAcceptRanges elements. */
+function acceptRanges(header) {
+  const ranges = [];
+  const token = "[!#$%&'*+.^_`|~0-9A-Za-z-]+";
+  const range = new RegExp("^\\s*(" + token + ")/(" + token + ")\\s*$");
+  const qvalue = /^\s*[qQ]\s*=\s*(0(?:\.[0-9]{0,3})?|1(?:\.0{0,3})?)\s*$/;
+  header.split(",", FACTS.maxAcceptRanges).forEach(function (element) {
+    const parameters = element.split(";");
+    const found = range.exec(parameters[0]);
+    if (found === null) return;
+    let q = 1;
+    for (const parameter of parameters.slice(1)) {
+      const value = qvalue.exec(parameter);
+      if (value !== null) { q = parseFloat(value[1]); break; }
+    }
+    ranges.push([found[1].toLowerCase(), found[2].toLowerCase(), q]);
+  });
+  return ranges;
+}
+
+/** core/exports._quality: the q of the most specific range matching `mediaType`. */
+function quality(mediaType, ranges) {
+  const [kind, subtype] = mediaType.split("/");
+  let best = 0, specificity = -1;
+  for (const [rangeType, rangeSubtype, q] of ranges) {
+    let rank = -1;
+    if (rangeType === kind && rangeSubtype === subtype) rank = 2;
+    else if (rangeType === kind && rangeSubtype === "*") rank = 1;
+    else if (rangeType === "*" && rangeSubtype === "*") rank = 0;
+    if (rank > specificity) { best = q; specificity = rank; }
+  }
+  return best;
+}
+
+/** core/exports.negotiate: the export Accept names and prefers to text/html (the item),
+ *  or null. */
+function negotiate(header) {
+  if (!header) return null;
+  const ranges = acceptRanges(header);
+  let chosen = null, best = quality("text/html", ranges);
+  const named = new Map();  // only a range that names a type selects its export; first wins
+  for (const [kind, subtype, q] of ranges) if (!named.has(kind + "/" + subtype)) named.set(kind + "/" + subtype, q);
+  for (const exported of FACTS.exports) {
+    const q = Math.max.apply(null, exported.accepts.map(function (t) { return named.get(t) || 0; }));
+    if (q > best) { chosen = exported; best = q; }
+  }
+  return chosen;
 }
 
 /** core/http.header_value: controls, spaces and non-ASCII written %XX (UTF-8). */
@@ -59,19 +113,38 @@ async function shard(env, origin, file) {
   return read;
 }
 
-/** resolve.js's resolveRequest, reading the index through the assets binding. */
-async function resolve(env, origin, request, languages) {
+/** `question(index)` over the index read through the assets binding, each shard it
+ *  needs fetched (resolve.js's NeedShard); null when the site has no index. */
+async function overIndex(env, origin, question) {
   if (MANIFEST === null) MANIFEST = await assetJson(env, origin, IBISTATIC_BASE + "index/manifest.json");
   if (MANIFEST === null) return null;
   const index = new RESOLVER.Index(MANIFEST, {});
   for (;;) {
     try {
-      return RESOLVER.resolveText(index, request, languages);
+      return question(index);
     } catch (error) {
       if (!(error instanceof RESOLVER.NeedShard)) throw error;
       index.shards[error.file] = await shard(env, origin, error.file);
     }
   }
+}
+
+/** resolve.js's resolveRequest, reading the index through the assets binding. */
+async function resolve(env, origin, request, languages) {
+  return overIndex(env, origin, function (index) { return RESOLVER.resolveText(index, request, languages); });
+}
+
+/** ArchiveApp._metadata_folder: the folder of the answering item's oai_dc.xml, or null. */
+async function metadataFolder(env, origin, resolution) {
+  if (!resolution.ibi) return null;
+  const records = await overIndex(env, origin, function (index) {
+    return index.records(RESOLVER.keyOf(resolution.ibi));
+  });
+  for (const record of records || []) {
+    const xml = (record.urls || {}).oai_dc;
+    if (xml && record.archive === resolution.archive) return xml.slice(0, xml.lastIndexOf("/") + 1);
+  }
+  return null;
 }
 
 /** The page shown with an alert: the site's own page at that path, else 404.html
@@ -83,10 +156,30 @@ async function alertPage(env, request, url, status, headers) {
   return new Response(page.ok || page.status === 404 ? page.body : null, { status: status, headers: headers });
 }
 
+/** ArchiveApp._inflected: ARK's ?info is the item's record page (303), when the index
+ *  holds the IBI; null otherwise (then the IBI without ?info is answered). */
+async function recordPage(env, origin, ibi) {
+  const records = await overIndex(env, origin, function (index) {
+    return index.records(RESOLVER.keyOf(ibi));
+  });
+  if (!records || records.length === 0) return null;
+  const page = MANIFEST["site-url"] + RECORD_PATH.replace("{key}", RESOLVER.keyOf(records[0].repository));
+  return new Response(null, { status: 303, headers: { Location: headerValue(page) } });
+}
+
 async function answer(request, env) {
   const url = new URL(request.url);
   if (!url.pathname.startsWith(IBISTATIC_BASE)) return null;
-  const text = url.pathname.slice(IBISTATIC_BASE.length) + url.search;
+  let text = url.pathname.slice(IBISTATIC_BASE.length) + url.search;
+  // the habits of neighbouring schemes (ArchiveApp._inflected): URLib's ?? is the
+  // item's metadata (the ":" modifier), ARK's ?info its record page
+  if (text.endsWith("??")) {
+    text = text.slice(0, -2) + ":";
+  } else if (text.endsWith("?info") && text !== "?info") {
+    text = text.slice(0, -"?info".length);
+    const page = await recordPage(env, url.origin, text);
+    if (page !== null) return page;
+  }
   let parsed;
   try {
     parsed = RESOLVER.parseRequest(text);
@@ -102,8 +195,15 @@ async function answer(request, env) {
   const resolution = await resolve(env, url.origin, text, acceptLanguages(request.headers.get("Accept-Language")));
   if (resolution === null) return null;
   if (resolution.url !== null && RESOLVER.safeUrl(resolution.url)) {
-    headers.set("Location", headerValue(resolution.url));
-    const status = steps.some(function (s) { return s.kind === "metadata"; }) ? 303 : 302;
+    let location = resolution.url;
+    let status = steps.some(function (s) { return s.kind === "metadata"; }) ? 303 : 302;
+    if (steps.length === 0) { // the item itself: ArchiveApp._negotiated
+      headers.set("Vary", "Accept");
+      const exported = negotiate(request.headers.get("Accept"));
+      const folder = exported === null ? null : await metadataFolder(env, url.origin, resolution);
+      if (folder !== null) { location = folder + exported.name; status = 303; }
+    }
+    headers.set("Location", headerValue(location));
     return new Response(null, { status: status, headers: headers });
   }
   const status = ALERT_STATUS[resolution.alert || "unavailable"] || 404;
@@ -137,6 +237,17 @@ export default {
       const answered = await answer(request, env);
       if (answered !== null) return answered;
     }
-    return env.ASSETS.fetch(request);
+    return typed(new URL(request.url).pathname, await env.ASSETS.fetch(request));
   },
 };
+
+/** A file of an item's metadata (core.exports) with its type: the asset server knows
+ *  none of .bib, .ris, .jsonld, and sends csl.json as plain JSON. */
+function typed(path, response) {
+  const name = path.slice(path.lastIndexOf("/") + 1);
+  const exported = FACTS.exports.find(function (e) { return e.name === name; });
+  if (exported === undefined || !response.ok) return response;
+  const headers = new Headers(response.headers);
+  headers.set("Content-Type", exported.contentType);
+  return new Response(response.body, { status: response.status, headers: headers });
+}

@@ -6,7 +6,10 @@ only carry bytes.  What a request gets, in this order:
 
 1. ``/<archive service IBI>?servicesubject=...``: the Archive service of resolution-system
    §7 (``text/plain``), from the `service` callable (``web/service.py`` by default);
-2. a persistent URL the build precomputed (most of them): its redirect, at once;
+2. a persistent URL the build precomputed (most of them): its redirect, at once; the
+   item itself (no modifier) with an ``Accept`` that prefers BibTeX, RIS, CSL-JSON,
+   JSON-LD or oai_dc: ``303`` to that file of its metadata (core.exports), and every
+   answer to the item itself says ``Vary: Accept``;
 3. a file of the built site (``/`` is ``index.html``; pages, assets, ``index/*.json``),
    as a static host serves it, with ``ETag``/``Last-Modified`` and ``304``; never a file
    outside the site (``..``, encoded slashes, symlinks leading out, hidden files);
@@ -33,6 +36,7 @@ from pathlib import Path
 from typing import NamedTuple
 from urllib.parse import quote
 
+from ..core.exports import negotiate
 from ..core.facts import ARCHIVE_FILES, DOC_FOLDER, URL_PATH_SAFE
 from ..core.http import header_value, http_answer
 from ..core.properties import new_urlkey
@@ -142,7 +146,7 @@ class ArchiveApp:
             return inflected
         answer = self.resolver.precomputed(target[1:])
         if answer is not None:
-            return self._resolved(answer, target)
+            return self._resolved(answer, target, headers)
         if self.static is not None and _is_document(target):
             found = self.static.respond(target, headers)
             if found is not None:  # the site publishes it (site/outputs/documents.py)
@@ -153,7 +157,7 @@ class ArchiveApp:
                 return found
         elif target == "/":
             return self._home()
-        return self._resolve(target, headers.get("accept-language"), client_ip)
+        return self._resolve(target, headers, client_ip)
 
     def _post(self, target: str, body: bytes, client_ip) -> Response:
         batch = getattr(self.service, "batch", None)
@@ -165,9 +169,9 @@ class ArchiveApp:
         data = answer[1].encode("ascii", "replace")
         return Response(int(answer[0]), _content("text/plain; charset=us-ascii", data), data)
 
-    def _resolve(self, target: str, accept_language: str | None, client_ip) -> Response:
+    def _resolve(self, target: str, headers, client_ip) -> Response:
         try:
-            result = self.resolver.resolve(target[1:], accept_language, client_ip)
+            result = self.resolver.resolve(target[1:], headers.get("accept-language"), client_ip)
         except IbistaticError as error:
             folder = self.static.folder_redirect(target) if self.static else None
             if folder is not None:
@@ -176,15 +180,44 @@ class ArchiveApp:
                 return self._not_found(target, "Not found", "No such page or persistent URL.")
             message = str(error).splitlines()[0]
             return page(HTTPStatus.BAD_REQUEST, "Not a persistent URL", message, target)
-        return self._resolved(result, target)
+        return self._resolved(result, target, headers)
 
-    def _resolved(self, result, target: str) -> Response:
+    def _resolved(self, result, target: str, headers) -> Response:
         answer = http_answer(result, result.asked)
+        if answer.location is not None and not result.asked:
+            return self._negotiated(result, answer, headers.get("accept"))
         if answer.status == HTTPStatus.NOT_FOUND and answer.location is None:
             return self._not_found(target, result.alert, result.message, answer.headers)
         if answer.location is None:
             return page(answer.status, result.alert, result.message, target, answer.headers)
         return Response(answer.status, answer.headers + (("Content-Length", "0"),), b"")
+
+    def _negotiated(self, result, answer, accept: str | None) -> Response:
+        """The answer to the item itself (no modifier): its redirect, or ``303`` to the
+        file of core.exports that `accept` prefers (BibTeX, RIS, CSL-JSON, JSON-LD,
+        oai_dc) when the item has metadata; an item without gets its redirect, as a
+        static host would give it (Accept is a preference, not a demand).  Either
+        depends on Accept: ``Vary: Accept``."""
+        status, headers = answer.status, answer.headers
+        export = negotiate(accept)
+        folder = self._metadata_folder(result) if export is not None else None
+        if folder is not None:
+            location = header_value(folder + export.name)
+            status, headers = HTTPStatus.SEE_OTHER, (("Location", location),)
+        headers += (("Vary", "Accept"), ("Content-Length", "0"))
+        return Response(status, headers, b"")
+
+    def _metadata_folder(self, result) -> str | None:
+        """The URL of the folder of the answering item's oai_dc.xml, or None."""
+        from ..index.sharding import canonical_key
+
+        if not result.ibi:
+            return None
+        for record in self.resolver.index.records(canonical_key(result.ibi)):
+            xml = (record.get("urls") or {}).get("oai_dc")
+            if xml and record.get("archive") == result.archive:
+                return xml.rpartition("/")[0] + "/"
+        return None
 
     def _inflected(self, target: str, headers, client_ip) -> Response | None:
         """The habits of neighbouring schemes: ARK's ``?info`` leads to the item's record

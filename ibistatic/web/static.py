@@ -22,6 +22,7 @@ from email.utils import formatdate, parsedate_to_datetime
 from pathlib import Path
 from urllib.parse import unquote_to_bytes
 
+from ..core.exports import EXPORTS
 from ..core.http import header_value
 
 __all__ = ["StaticFiles", "content_type"]
@@ -39,7 +40,13 @@ _TYPES = {
     ".ico": "image/x-icon",
     ".woff2": "font/woff2",
 }
-_NAMED = {"_redirects": "text/plain; charset=utf-8", "_headers": "text/plain; charset=utf-8"}
+_NAMED = {
+    "_redirects": "text/plain; charset=utf-8",
+    "_headers": "text/plain; charset=utf-8",
+    # the metadata's files for reference managers (core.exports), by name: .bib, .ris
+    # and .jsonld are in no Python mimetypes table, and csl.json is more than JSON
+    **{export.name: export.content_type for export in EXPORTS},
+}
 #: files up to this size are read whole into the answer; a larger one (a document the
 #: site publishes) is sent a chunk at a time (FileBody), so memory stays bounded
 WHOLE_FILE_BYTES = 1 << 20

@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from ..assets import facts_script
 from ..hostfiles import _EDITED, HostRule, browser_path, redirect_rules
 from ..pages import SITE_SRC
+from ..signposting import record_path
 from .limits import TreeLimits
 
 __all__ = ["WORKER", "TREE_LIMITS", "redirects_lines", "rule_warnings", "worker_script"]
@@ -100,6 +101,8 @@ def worker_script(base: str) -> str:
     resolver = resolver.replace('require("./facts.js")', "null")
     handler = (SITE_SRC / "cloudflare-worker.js").read_text(encoding="utf-8")
     handler = handler.replace("__IBISTATIC_BASE__", json.dumps(base))
+    # the record page's path, for ARK's ?info (web/app.py ArchiveApp._inflected)
+    handler = handler.replace("__IBISTATIC_RECORD_PATH__", json.dumps(record_path("{key}")))
     return (
         f"// _worker.js for Cloudflare Pages, {_EDITED}.\n{facts_script()}\n{resolver}\n{handler}"
     )

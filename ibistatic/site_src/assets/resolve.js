@@ -1381,7 +1381,7 @@
   const api = {
     run: run, parseRequest: parseRequest, resolveParsed: resolveParsed, resolveText: resolveText,
     resolveRequest: resolveRequest, Index: Index, NeedShard: NeedShard, SyntaxProblem: SyntaxProblem,
-    fnv1a: fnv1a, shardName: shardName, matchLanguage: matchLanguage, modifierText: modifierText,
+    fnv1a: fnv1a, shardName: shardName, keyOf: keyOf, matchLanguage: matchLanguage, modifierText: modifierText,
     relationText: relationText, parseRelation: parseRelation, safeUrl: safeUrl,
     browserLanguages: browserLanguages, englishWords: ENGLISH, wordsOf: wordsOf, describeSteps: describeSteps,
   };
