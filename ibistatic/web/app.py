@@ -186,10 +186,10 @@ class ArchiveApp:
         answer = http_answer(result, result.asked)
         if answer.location is not None and not result.asked:
             return self._negotiated(result, answer, headers.get("accept"))
-        if answer.status == HTTPStatus.NOT_FOUND and answer.location is None:
-            return self._not_found(target, result.alert, result.message, answer.headers)
-        if answer.location is None:
-            return page(answer.status, result.alert, result.message, target, answer.headers)
+        if answer.location is None:  # an alert: deleted, conflict, not found, ...
+            return self._not_found(
+                target, result.alert, result.message, answer.headers, answer.status
+            )
         return Response(answer.status, answer.headers + (("Content-Length", "0"),), b"")
 
     def _negotiated(self, result, answer, accept: str | None) -> Response:
@@ -240,15 +240,16 @@ class ArchiveApp:
         headers = (("Location", header_value(page)), ("Content-Length", "0"))
         return Response(HTTPStatus.SEE_OTHER, headers, b"")
 
-    def _not_found(self, target: str, title: str, message: str, extra=()) -> Response:
-        """404: the site's own 404.html (its look, its search; its script says what was
-        not found, as it does on a static host), or a small page without a site."""
+    def _not_found(
+        self, target: str, title: str, message: str, extra=(), status=HTTPStatus.NOT_FOUND
+    ) -> Response:
+        """An alert (404 by default; 410, 409, ...): the site's own 404.html (its look,
+        its search; its script says which alert of the URL asked, as it does on a static
+        host), or a small page without a site."""
         found = self.static.not_found_page() if self.static is not None else None
         if found is None:
-            return page(HTTPStatus.NOT_FOUND, title, message, target, extra)
-        return Response(
-            HTTPStatus.NOT_FOUND, _content("text/html; charset=utf-8", found, extra), found
-        )
+            return page(status, title, message, target, extra)
+        return Response(status, _content("text/html; charset=utf-8", found, extra), found)
 
     def _home(self) -> Response:
         site = self.resolver.index.site_url
