@@ -240,7 +240,7 @@ def test_published_targets_are_read_from_the_index(tmp_path, server):
 def test_the_sample_targets_every_item_but_the_deleted(tmp_path):
     assert main(["build", "--quiet", "--output", str(tmp_path / "site")]) == 0
     targets = published_targets(tmp_path / "site" / "index")
-    assert len(targets) == 15  # 16 records, one of them a Deleted item (no target)
+    assert len(targets) == 16  # 17 records, one of them a Deleted item (no target)
     assert all(t.url.startswith("http://mtc-m16") for t in targets)
 
 

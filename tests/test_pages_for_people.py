@@ -99,7 +99,7 @@ def test_every_held_ibi_has_a_record_page(showcase):
         str(p.parent.relative_to(showcase / "record"))
         for p in showcase.rglob("record/**/index.html")
     }
-    assert made == keys and len(keys) == 17  # the sample's 14 and the showcase's 3
+    assert made == keys and len(keys) == 20  # the sample's 15, the showcase's 3 and its 2 services
 
 
 def test_record_page_shows_what_the_catalog_shows(showcase):
@@ -504,7 +504,9 @@ def test_robots_txt_names_the_sitemap_of_content_pages(showcase):
 def test_an_empty_site_has_no_empty_sitemap(tmp_path):
     from site_helpers import build
 
-    archive = write_archive(tmp_path / "a", "a.example.org", "example.org/s/2020/01.01.00.00")
+    archive = write_archive(
+        tmp_path / "a", "a.example.org", "example.org/s/2020/01.01.00.00", service_item=False
+    )
     site = build(tmp_path, archives=[archive])
     for name in ("sitemap.xml", "sitemap-pages.xml"):
         locs = [e.text for e in ET.parse(site / name).getroot().iter(SITEMAP + "loc")]

@@ -105,9 +105,9 @@ def test_build_command_draws_its_phases_with_the_crawl_total(tmp_path, monkeypat
     monkeypatch.setattr(sys, "stderr", terminal)
     assert main(["build", "--output", str(tmp_path / "site")]) == 0
     text = terminal.getvalue()
-    # the bundled sample: 8 + 8 repositories, the total known once each Archive is listed
-    assert " 0/8 [" in text and " 8/16 [" in text
-    assert "crawling archives: 100%" in text and " 16/16 [" in text
+    # the bundled sample: 8 + 9 repositories, the total known once each Archive is listed
+    assert " 0/8 [" in text and " 8/17 [" in text
+    assert "crawling archives: 100%" in text and " 17/17 [" in text
     assert "resolving and rendering: 100%" in text and "items/s" in text
     assert "index and site-wide files [" in text
 

@@ -383,12 +383,12 @@ def test_the_list_links_every_item_to_its_record_page(tmp_path):
     page = (site / "search" / "list" / "1" / "index.html").read_text(encoding="utf-8")
     index = json.loads((site / "search" / "index.json").read_text(encoding="utf-8"))
     rows = page.count("<tr><td>")
-    assert rows == index["documents"] == 14
+    assert rows == index["documents"] == 15
     assert (
         '<a href="/record/sid.inpe.br/mtc-m19/2014/01.02.17.23.57/">'
         "Mapa &#34;São José&#34; &lt;2014&gt; &amp; outros</a>" in page
     )
-    assert "Items 1 to 14 of 14, oldest first." in page
+    assert "Items 1 to 15 of 15, oldest first." in page
     search = (site / "search" / "index.html").read_text(encoding="utf-8")
     config = _search_config(search)
     assert (config["index"], config["links"]) == ("/search/", "/")
@@ -408,14 +408,14 @@ def test_the_search_and_list_pages_of_a_portuguese_site_are_portuguese(tmp_path,
     assert '<html lang="pt">' in search and "<title>Busca</title>" in search
     assert "<h1>Buscar nos itens de http://ibi.example.org/</h1>" in search
     assert '<label for="ibistatic-q">Títulos, autores, assuntos, anos ou IBIs</label>' in search
-    assert '<a href="/search/list/1/">a lista de todos os 14 itens</a>' in search
+    assert '<a href="/search/list/1/">a lista de todos os 15 itens</a>' in search
     assert ">Mais resultados</button>" in search and "A busca precisa de JavaScript" in search
     words = _search_config(search)["words"]
     assert words == search_words("pt") and words["no_match"] == "Nenhum item corresponde a “{q}”."
     middle = (site / "search" / "list" / "2" / "index.html").read_text(encoding="utf-8")
     assert '<html lang="pt">' in middle
     assert middle.count("<h1>Todos os itens, página 2 de 3</h1>") == 1
-    assert "<p>Itens 6 a 10 de 14, dos mais antigos aos mais novos." in middle
+    assert "<p>Itens 6 a 10 de 15, dos mais antigos aos mais novos." in middle
     assert '<nav class="pages" aria-label="Páginas da lista">' in middle
     assert '<nav class="pages" aria-label="Páginas da lista, ao final">' in middle
     assert 'rel="prev">Página anterior</a>' in middle and 'rel="next">Próxima página</a>' in middle

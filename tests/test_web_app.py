@@ -61,7 +61,7 @@ def test_files_of_the_site_with_their_content_types(app, site, path, content_typ
 def test_a_persistent_url_is_a_redirect_and_its_folder_the_page(app, site):
     assert get(app, "/8JMKD3MGP8W/35MMLL8")[:2] == (
         302,
-        {"Location": REPORT, "Content-Length": "0"},
+        {"Location": REPORT, "Vary": "Accept", "Content-Length": "0"},  # Accept: core.exports
     )
     status, _, body = get(app, "/8JMKD3MGP8W/35MMLL8/")
     assert (status, body) == (200, (site / "8JMKD3MGP8W" / "35MMLL8" / "index.html").read_bytes())
@@ -237,7 +237,7 @@ def test_an_index_folder_alone_answers_urls_and_a_home_page(site):
     app = ArchiveApp(site / "index")
     assert get(app, "/8JMKD3MGP8W/35MMLL8")[:2] == (
         302,
-        {"Location": REPORT, "Content-Length": "0"},
+        {"Location": REPORT, "Vary": "Accept", "Content-Length": "0"},  # Accept: core.exports
     )
     status, _, body = get(app, "/")
     assert status == 200 and b"This server resolves the persistent URLs of" in body
