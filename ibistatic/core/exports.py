@@ -24,6 +24,7 @@ __all__ = [
     "Export",
     "EXPORTS",
     "EXPORT_NAMES",
+    "beside",
     "negotiate",
     "accept_pattern",
     "bibtex",
@@ -34,6 +35,7 @@ __all__ = [
 
 class Export(NamedTuple):
     name: str  # the file's name in metadata/<repository>/
+    label: str  # its name on the record page
     content_type: str  # what a server sends it with
     accepts: tuple[str, ...]  # the media types an Accept header names it by
     #: whether browsers name it too, as a fallback below text/html (XML)
@@ -41,21 +43,38 @@ class Export(NamedTuple):
 
 
 EXPORTS = (
-    Export("cite.bib", "application/x-bibtex; charset=utf-8", ("application/x-bibtex",)),
+    Export("cite.bib", "BibTeX", "application/x-bibtex; charset=utf-8", ("application/x-bibtex",)),
     Export(
         "cite.ris",
+        "RIS",
         "application/x-research-info-systems; charset=utf-8",
         ("application/x-research-info-systems",),
     ),
     Export(
         "csl.json",
+        "CSL-JSON",
         "application/vnd.citationstyles.csl+json; charset=utf-8",
         ("application/vnd.citationstyles.csl+json",),
     ),
-    Export("record.jsonld", "application/ld+json; charset=utf-8", ("application/ld+json",)),
-    Export("oai_dc.xml", "application/xml", ("application/xml", "text/xml"), browsers=True),
+    Export(
+        "record.jsonld", "JSON-LD", "application/ld+json; charset=utf-8", ("application/ld+json",)
+    ),
+    Export(
+        "oai_dc.xml",
+        "Dublin Core (oai_dc)",
+        "application/xml",
+        ("application/xml", "text/xml"),
+        browsers=True,
+    ),
 )
 EXPORT_NAMES = tuple(export.name for export in EXPORTS)
+
+
+def beside(oai_dc_url: str, name: str = "") -> str:
+    """The URL of the export `name` of an item, whose oai_dc.xml is at `oai_dc_url`
+    (they share its folder); with no name, the folder's."""
+    return oai_dc_url.rpartition("/")[0] + "/" + name
+
 
 # One element of an Accept header: type "/" subtype, then ";"-separated parameters.
 _RANGE = re.compile(r"\s*([!#$%&'*+.^_`|~0-9A-Za-z-]+)/([!#$%&'*+.^_`|~0-9A-Za-z-]+)\s*")
@@ -155,7 +174,14 @@ def _values(dublin_core: Iterable[tuple[str, Sequence[str]]], element: str) -> l
     ]
 
 
-_YEAR = re.compile(r"\s*(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?")
+_YEAR = re.compile(r"\s*([0-9]{4})(?:-(0[1-9]|1[0-2])(?:-(0[1-9]|[12][0-9]|3[01]))?)?")
+
+
+def _date(dc) -> tuple[str | None, re.Match | None]:
+    """The item's first date as written, and its year[-month[-day]] prefix (or None)."""
+    dates = _values(dc, "date")
+    return (dates[0], _YEAR.match(dates[0])) if dates else (None, None)
+
 
 # LaTeX's specials, written as commands whose own braces balance: BibTeX counts every
 # brace, escaped or not, so "\{" alone would still end (or open) the field.
@@ -184,8 +210,7 @@ def bibtex(dublin_core, ibi: str, url: str, title: str) -> str:
     """A BibTeX ``@misc`` entry of an item (keyed by its IBI `ibi`; `url`, its
     persistent URL; `title` when its Dublin Core has none)."""
     dc = tuple(dublin_core)
-    dates = _values(dc, "date")
-    year = _YEAR.match(dates[0]) if dates else None
+    _, year = _date(dc)
     fields = [
         ("title", (_values(dc, "title") or [_line(title)])[0]),
         ("author", " and ".join(_values(dc, "creator"))),
@@ -212,8 +237,7 @@ def ris(dublin_core, url: str, title: str) -> str:
     """An RIS record of an item: one ``XX  - value`` line per value (CR LF ends each,
     as the format says), ``TY  - GEN`` first and ``ER  - `` last."""
     dc = tuple(dublin_core)
-    dates = _values(dc, "date")
-    year = _YEAR.match(dates[0]) if dates else None
+    _, year = _date(dc)
     lines = [("TY", "GEN"), ("TI", (_values(dc, "title") or [_line(title)])[0])]
     lines += [("AU", name) for name in _values(dc, "creator")]
     if year:
@@ -237,14 +261,13 @@ def _csl_name(name: str) -> dict:
 def csl_json(dublin_core, ibi: str, url: str, title: str) -> str:
     """CSL-JSON (a list of one item, as citeproc and Zotero read it)."""
     dc = tuple(dublin_core)
-    dates = _values(dc, "date")
+    date, found = _date(dc)
     item: dict = {"id": ibi, "type": "document", "title": (_values(dc, "title") or [title])[0]}
     if creators := _values(dc, "creator"):
         item["author"] = [_csl_name(name) for name in creators]
-    if dates:
-        found = _YEAR.match(dates[0])
+    if date is not None:
         parts = [int(part) for part in found.groups() if part] if found else []
-        item["issued"] = {"date-parts": [parts]} if parts else {"raw": dates[0]}
+        item["issued"] = {"date-parts": [parts]} if parts else {"raw": date}
     optional = {
         "publisher": "; ".join(_values(dc, "publisher")),
         "abstract": " ".join(_values(dc, "description")),

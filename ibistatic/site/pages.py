@@ -32,6 +32,7 @@ from markupsafe import Markup
 import ibistatic
 
 from ..archive.filesums import FileSums
+from ..core.exports import beside
 from ..core.facts import ALERT_TEXTS, DC_ELEMENTS, URL_PATH_SAFE
 from ..core.relations import describe_relation, parse_modifier
 from ..core.urls import base_path
@@ -354,9 +355,8 @@ def _metadata(site: Site, writer, item, urls: dict, common: dict) -> int:
         elements = oai_dc_elements(item.dublin_core, identifiers=forms[::-1])
         written += writer.write(xml, site.render("oai_dc.xml", elements=elements))
         # the files for reference managers beside it (core.exports)
-        folder = xml.rpartition("/")[0] + "/"
         for name, text in record.export_texts(site.site_url, item).items():
-            written += writer.write(folder + name, text)
+            written += writer.write(beside(xml, name), text)
     return written
 
 

@@ -205,26 +205,16 @@ def record_context(
     }
 
 
-#: the record page's name for each file of core.exports but oai_dc.xml (linked above it)
-_CITE_LABELS = {
-    "cite.bib": "BibTeX",
-    "cite.ris": "RIS",
-    "csl.json": "CSL-JSON",
-    "record.jsonld": "JSON-LD",
-}
-
-
 def cite_files(urls: dict) -> list[tuple[str, str, str]]:
     """(label, URL, media type) of the files for reference managers beside an item's
     oai_dc.xml (site.pages writes them), for the record page; none without metadata."""
     xml = urls.get("oai_dc")
     if not xml:
         return []
-    folder = xml.rpartition("/")[0] + "/"
-    return [
-        (_CITE_LABELS[export.name], folder + export.name, export.accepts[0])
+    return [  # oai_dc.xml is linked above them
+        (export.label, exports.beside(xml, export.name), export.accepts[0])
         for export in EXPORTS
-        if export.name in _CITE_LABELS
+        if export.name != "oai_dc.xml"
     ]
 
 

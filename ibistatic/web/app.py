@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import NamedTuple
 from urllib.parse import quote
 
-from ..core.exports import negotiate
+from ..core.exports import beside, negotiate
 from ..core.facts import ARCHIVE_FILES, DOC_FOLDER, URL_PATH_SAFE
 from ..core.http import header_value, http_answer
 from ..core.properties import new_urlkey
@@ -216,7 +216,7 @@ class ArchiveApp:
         for record in self.resolver.index.records(canonical_key(result.ibi)):
             xml = (record.get("urls") or {}).get("oai_dc")
             if xml and record.get("archive") == result.archive:
-                return xml.rpartition("/")[0] + "/"
+                return beside(xml)
         return None
 
     def _inflected(self, target: str, headers, client_ip) -> Response | None:
