@@ -265,15 +265,9 @@ class AckLog:
                 ) from None
 
     def add(self, record: dict) -> None:
-        self.add_all([record])
-
-    def add_all(self, records: list[dict]) -> None:
-        """Count `records` and append them, flushed once (a batch: one write)."""
-        counts: dict[str, int] = {}
-        for record in records:
-            counts[record["ibi"]] = counts.get(record["ibi"], 0) + 1
-        lines = [json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in records]
-        self.add_lines(lines, counts)
+        """Count `record` (an ack_record) and append it."""
+        line = json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n"
+        self.add_lines([line], {record["ibi"]: 1})
 
     def add_lines(self, lines: list[str], counts: Mapping[str, int]) -> None:
         """Append `lines` (records as JSON, each ending in a newline) in one write and

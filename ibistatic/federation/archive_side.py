@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 from ..core.pairlists import decode_query, wire_text
 from ..errors import IbistaticError, UsageError
 from ..web.service import ArchiveService, service_answer, service_view
-from .acks import DEFAULT_KEY_SECONDS, REQUIRED, AckLog, ResolverKeys, ack_record, record_time
+from .acks import DEFAULT_KEY_SECONDS, REQUIRED, AckLog, ResolverKeys, record_time
 from .joining import Membership, check_advertise, check_resolver_url, local_ip_towards
 from .wire import (
     ACK_BATCH_BYTES,
@@ -217,10 +217,12 @@ class CountingService(ArchiveService):
         """None when a resolver of this Archive sent it with a key issued to it (then it is
         counted), else why it is refused."""
         sender = _normal(client)
-        accepted = self._sender_problem(sender) or self._accept(query, client, sender)
-        if isinstance(accepted, str):
-            return accepted
-        self.log.add(accepted)
+        batch = _Batch(self.keys, client, sender)  # a batch of one
+        refused = self._sender_problem(sender) or batch.refusal(query)
+        if refused is not None:
+            return refused
+        batch.add(query)
+        self.log.add_lines(batch.lines, batch.counts)
         return None
 
     def batch(self, views, target: str, body: bytes, client: str | None):
@@ -246,29 +248,14 @@ class CountingService(ArchiveService):
         named = ", ".join(sorted(self.resolvers)) or "none: see --join, --ack-from"
         return f"acknowledgments are counted from this Archive's resolvers ({named}), not {sender}"
 
-    def _accept(self, query, client: str | None, sender: str) -> dict | str:
-        """The record of an acknowledgment from `sender` (one of the resolvers), or why
-        it is refused."""
-        try:
-            record = ack_record(query, client, time.time())
-        except IbistaticError as error:
-            return str(error)
-        addresses = query["clientinformation.ipaddress"]
-        if ip_list(addresses, ARCHIVE_IP_LIST_MAX) is None:
-            return f"clientinformation.ipaddress {addresses[:100]!r}: {_IP_LIST}"
-        key = query["urlkey"]
-        if not self.keys.check(key, sender):
-            return f"urlkey {key[:60]!r} was not issued by this Archive to {sender}, or has expired"
-        return record
-
 
 class _Batch:
-    """The lines of one batch, each read as its GET would be, with what they share
-    worked out once: the redirects of one cached answer send lines that differ only in
-    the client's address and the persistent URL, so each distinct pair is decoded, each
-    address list checked and each value written as JSON once per batch (dicts that the
-    batch's own size bounds; ResolverKeys remembers the urlkeys it accepted), and the
-    lines are written at once."""
+    """Acknowledgments from one resolver, checked and written as the ack log's lines:
+    a GET's one, or the lines of a POSTed batch, with what they share worked out once.
+    The redirects of one cached answer send lines that differ only in the client's
+    address and the persistent URL, so each distinct pair is decoded, each address list
+    checked and each value written as JSON once per batch (dicts that the batch's own
+    size bounds; ResolverKeys remembers the urlkeys it accepted)."""
 
     def __init__(self, keys: ResolverKeys, client: str | None, sender: str) -> None:
         self.keys, self.sender = keys, sender
@@ -282,10 +269,38 @@ class _Batch:
         self._time = json.dumps(record_time(time.time()))
 
     def read(self, line: str) -> None:
+        """Add the acknowledgment a line of a batch holds (the query of its GET), or
+        count it refused."""
         query = self._query(line)
-        if query is None or not self._accepted(query):
+        if (
+            query is None
+            or query.get("servicesubject") != "acknowledgment"
+            or self.refusal(query) is not None
+        ):
             self.refused += 1
-            return
+        else:
+            self.add(query)
+
+    def refusal(self, query: dict) -> str | None:
+        """Why the acknowledgment is not counted, or None: a pair Table 6.11 requires is
+        missing, its address list is no list of IPs, or its urlkey was not issued here to
+        the sender (or has expired)."""
+        for name in REQUIRED:
+            if not query.get(name):
+                return f"acknowledgment without {name} (Table 6.11 requires it)"
+        addresses = query["clientinformation.ipaddress"]
+        fine = self._addresses.get(addresses)
+        if fine is None:
+            fine = self._addresses[addresses] = ip_list(addresses, ARCHIVE_IP_LIST_MAX) is not None
+        if not fine:
+            return f"clientinformation.ipaddress {addresses[:100]!r}: {_IP_LIST}"
+        key = query["urlkey"]
+        if not self.keys.check(key, self.sender):
+            return f"urlkey {key[:60]!r} was not issued by this Archive to {self.sender}, or has expired"
+        return None
+
+    def add(self, query: dict) -> None:
+        """The accepted acknowledgment's record, as a line of the ack log."""
         ibi = query.get("ibi", "")
         values = (
             query["clientinformation.ipaddress"],
@@ -312,18 +327,6 @@ class _Batch:
                 return None
             query[pair[0]] = pair[1]
         return query
-
-    def _accepted(self, query: dict) -> bool:
-        """CountingService._accept's checks, each result kept for the batch."""
-        if query.get("servicesubject") != "acknowledgment":
-            return False
-        if not all(query.get(name) for name in REQUIRED):
-            return False
-        addresses = query["clientinformation.ipaddress"]
-        fine = self._addresses.get(addresses)
-        if fine is None:
-            fine = self._addresses[addresses] = ip_list(addresses, ARCHIVE_IP_LIST_MAX) is not None
-        return fine and self.keys.check(query["urlkey"], self.sender)
 
     def _as_json(self, value: str) -> str:
         text = self._json.get(value)
