@@ -56,14 +56,19 @@ def running(command: list[str], port: int | None = None, env: dict | None = None
         wait_for_port(port, process)
         yield process, port
     finally:
-        if process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+        stop(process)
         process.stderr.close()
+
+
+def stop(process: subprocess.Popen) -> None:
+    """Terminate `process` (killed after 10 s) and wait for it."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
 
 
 def serve_command(site: Path, *options: str) -> list[str]:

@@ -35,7 +35,7 @@ from pathlib import Path
 
 import pytest
 
-from serve_process import free_port
+from serve_process import free_port, stop
 from test_doc_examples import _sandbox, page_steps, run
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -169,12 +169,7 @@ def test_the_server_examples_of_a_page_print_what_it_shows(page, steps, built_si
     finally:
         # the last started first: the Archives leave their resolver before it stops
         for process in reversed(background):
-            process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+            stop(process)
 
 
 def _port(taken: dict[str, str]) -> str:

@@ -43,6 +43,7 @@ from ibistatic.site.serverconfs import (
     nginx_vhost_text,
 )
 from negotiation import ITEM, negotiation_problems
+from serve_process import stop
 from url_forms import build_sample_site, build_synthetic_site, url_table
 
 pytestmark = pytest.mark.server
@@ -78,16 +79,6 @@ def wait_for_port(port: int, process: subprocess.Popen, log: Path) -> None:
 
 def _tail(log: Path) -> str:
     return log.read_text(errors="replace")[-3000:] if log.exists() else "(no log)"
-
-
-def stop(process: subprocess.Popen) -> None:
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
 
 
 def start(command: list[str], port: int, log: Path) -> subprocess.Popen:
