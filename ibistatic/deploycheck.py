@@ -49,7 +49,7 @@ IN_BROWSER = "left to the browser"
 
 #: The kinds of form, in the order a sample takes them (each kind is represented).
 FORM_KINDS = (
-    "precomputed",  # a page the build emitted (bare, !, :, :(oai_dc) by default)
+    "precomputed",  # a page the build emitted (bare, !, :, :(oai_dc), !:(oai_dc) by default)
     "modifier",  # another modifier composition (Table 6.2 with the item's languages)
     "case",  # another case spelling of the IBI, or of a file path's %XX escapes
     "ibi-prefix",  # http://urlib.net/ibi/<IBI> as INPE prints it, on this site

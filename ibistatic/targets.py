@@ -41,9 +41,10 @@ __all__ = [
     "item_languages",
 ]
 
-#: Emitted by default for every IBI form: the bare URL, the last edition and the two
-#: metadata forms; everything else is answered by 404.html in the browser.
-DEFAULT_MODIFIERS = ("", "!", ":", ":(oai_dc)")
+#: Emitted by default for every IBI form: the bare URL, the last edition, the two
+#: metadata forms and the last edition's Dublin Core (the standard's own example);
+#: everything else is answered by 404.html in the browser.
+DEFAULT_MODIFIERS = ("", "!", ":", ":(oai_dc)", "!:(oai_dc)")
 
 
 @dataclass(frozen=True, slots=True)

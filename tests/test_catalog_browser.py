@@ -260,11 +260,11 @@ def test_dom_shows_title_and_persistent_urls(site, tmp_path):
     dom = _dom(tmp_path, base + HOSTILE)
     assert dom.h1 == HOSTILE_TITLE
     ibi = "sid.inpe.br/mtc-m19/2014/01.02.17.23.57"
-    modifiers = ["", "!", ":", ":(oai_dc)"]
+    modifiers = ["", "!", ":", ":(oai_dc)", "!:(oai_dc)"]
     expected = [
         build_persistent_url("https://ibi.example.org/", ibi, parse_modifier(m)) for m in modifiers
     ]
-    assert [row[0] for row in dom.rows] == ["(none)", "!", ":", ":(oai_dc)"]
+    assert [row[0] for row in dom.rows] == ["(none)", "!", ":", ":(oai_dc)", "!:(oai_dc)"]
     assert [row[1] for row in dom.rows] == expected
 
 
@@ -275,8 +275,8 @@ def test_an_at_sign_page_is_reached_through_its_link(site, tmp_path):
     assert "%40" in href or "@" in href
     dom = _dom(tmp_path, urljoin(base + "archives/mtc-m16c/", href))
     assert dom.h1 == "ASCII Encoded English (CCSD0002)"
-    assert [row[0] for row in dom.rows] == ["(none)", "!", ":", ":(oai_dc)", "+(pt)"]
-    assert dom.rows[4][1] == "https://ibi.example.org/8JMKD3MGP8W/35MME4E+(pt)"
+    assert [row[0] for row in dom.rows] == ["(none)", "!", ":", ":(oai_dc)", "!:(oai_dc)", "+(pt)"]
+    assert dom.rows[5][1] == "https://ibi.example.org/8JMKD3MGP8W/35MME4E+(pt)"
 
 
 def test_the_catalog_search_shows_its_results_without_the_themes_dialog(site, tmp_path):

@@ -57,7 +57,7 @@ def test_each_form_is_asked_once(sample_table):
 def test_the_readme_example_is_in_the_table_with_its_answer(sample_table):
     case = next(c for c in sample_table if c.target == "8JMKD3MGP8W/35MMLL8!:(oai_dc)")
     assert (case.kind, case.status, case.location) == (
-        "modifier",  # not one of the default precomputed forms
+        "precomputed",  # one of the default forms: every host's rules and pages have it
         303,
         "http://mtc-m16c.sid.inpe.br/col/sid.inpe.br/mtc-m18/2012/07.12.18.08.49/doc/"
         "metadata.cgi?choice=oai_dc",

@@ -45,11 +45,6 @@ SERVER = ("acks", "build", "check-deployment", "linkcheck", "resolver", "serve")
 PORT = re.compile(r"(?:(?<=127\.0\.0\.1:)|(?<=--port ))(8080|800[1-3])\b")
 #: what varies by run in a printed line: compared without its digits
 VARIES = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ|in \d+\.\d+ s$|^urlkey \S+")
-#: pages whose examples cannot run here, and why
-SKIP = {
-    "docs/hosting.md": "its check-deployment asks https://ibi.example.org/, a deployment "
-    "with a broken rule: there is none to ask without the network",
-}
 #: no host name resolves: numeric addresses are looked up as usual
 NO_DNS = """import ipaddress, socket
 _getaddrinfo = socket.getaddrinfo
@@ -130,8 +125,6 @@ def assert_shows(printed: list[str], shown: list[str], where: str) -> None:
 
 @pytest.mark.parametrize("page, steps", [pytest.param(p, s, id=str(p)) for p, s in server_pages()])
 def test_the_server_examples_of_a_page_print_what_it_shows(page, steps, built_site, tmp_path):
-    if str(page) in SKIP:
-        pytest.skip(SKIP[str(page)])
     if any(c.startswith("curl ") for c, _ in steps) and not shutil.which("curl"):
         pytest.skip("curl is not installed: the page's curl lines cannot run")
     _sandbox(tmp_path, built_site)

@@ -138,7 +138,7 @@ def test_wrangler_parses_every_rule_of_redirects(served):
         if line and not line.startswith("#")
     ]
     if site_url_of(site) == HTTPS_SITE:
-        assert len(rules) == 18, rules  # the sample's metadata pages; the Archives are http://
+        assert len(rules) == 25, rules  # the sample's metadata pages; the Archives are http://
     log = engine.log.read_text(errors="replace")
     parsed = re.search(r"Parsed (\d+) valid redirect rules", log)
     assert parsed is not None, log

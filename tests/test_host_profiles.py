@@ -193,7 +193,7 @@ def test_netlify_forces_every_rule_and_answers_410_for_deleted_items(built):
 def test_cloudflare_rules_are_those_it_accepts_most_valued_first(built):
     lines = (built[("cloudflare-pages",)] / "_redirects").read_text(encoding="utf-8").splitlines()
     rules = [line.split(" ") for line in lines if line and not line.startswith("#")]
-    assert len(rules) == 18  # the sample's Archives are http://: only the metadata pages
+    assert len(rules) == 25  # the sample's Archives are http://: only the metadata pages
     assert all(url.startswith("https://") and status in ("302", "303") for _, url, status in rules)
     values = [cloudflare_value(path) for path, _, _ in rules]
     assert values == sorted(values)

@@ -28,6 +28,7 @@ from ..core.relations import VerbList, parse_modifier
 from ..core.resolution import Resolution, resolve, shared_memo
 from ..core.urls import build_persistent_url
 from ..errors import Problem
+from ..targets import DEFAULT_MODIFIERS
 
 __all__ = [
     "DEFAULT_PATH",
@@ -43,8 +44,9 @@ __all__ = [
 
 DEFAULT_PATH = "catalog"
 
-#: The modifiers of every item page's table; then one ``+(L)`` per translation.
-MODIFIERS = ("", "!", ":", ":(oai_dc)")
+#: The modifiers of every item page's table (the build's default pages); then one
+#: ``+(L)`` per translation.
+MODIFIERS = DEFAULT_MODIFIERS
 
 #: Dublin Core elements in the order of the oai_dc schema; others follow, sorted.
 DC_ORDER = DC_ELEMENTS
