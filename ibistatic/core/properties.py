@@ -395,7 +395,7 @@ def unsafe_url(url: str) -> str | None:
     if _UNSAFE_CHARACTERS.search(file_part) or _CONTROL.search(url):
         return "a space, control character or backslash"
     plain = _PLAIN_HTTP.match(url)
-    if plain is not None:  # what urlsplit finds in it, 4 times faster
+    if plain is not None:  # what urlsplit finds in it, without its cost
         return _dot_segment(plain.group(1) or "")
     parts = urlsplit(url)
     if parts.scheme:

@@ -7,11 +7,11 @@ or, with the site named by ``IBISTATIC_SITE``, for a server's command line::
 
     IBISTATIC_SITE=/srv/site uvicorn --factory ibistatic.web.asgi:from_environment
 
-Only carries bytes: every answer is :meth:`ArchiveApp.respond`'s.  An answer takes
-microseconds, and is given on the event loop; a request with a long target (more than
+Only carries bytes: every answer is :meth:`ArchiveApp.respond`'s.  An answer is
+quick, and is given on the event loop; a request with a long target (more than
 :data:`INLINE_TARGET_BYTES`) is answered on a thread instead (:class:`TakingTurns`),
 because reading a persistent URL costs time in proportion to its length (linear, but at
-the 8 KiB a request line may hold, milliseconds), which the other connections do not
+the 8 KiB a request line may hold, many answers' worth), which the other connections do not
 wait for.  A ``POST`` to the Archive service (a batch of acknowledgments from a resolver,
 docs/protocol.md) is read up to :data:`~ibistatic.web.service.ACK_BATCH_BYTES`
 within :data:`BODY_SECONDS` and answered on that thread too (it counts up to a thousand
@@ -124,7 +124,7 @@ class TakingTurns:
 
     One thread, not a pool: the calls share a core with the event loop, and each more
     thread is one more that the loop waits behind for the interpreter's lock (with two,
-    the answers on the loop were three times slower under a flood of long targets)."""
+    the answers on the loop were slower under a flood of long targets)."""
 
     def __init__(self) -> None:
         self._queues: dict[object, deque] = {}  # client -> its calls; in turn order
