@@ -11,8 +11,8 @@ Only carries bytes: every answer is :meth:`ArchiveApp.respond`'s.  An answer is
 quick, and is given on the event loop; a request with a long target (more than
 :data:`INLINE_TARGET_BYTES`) is answered on a thread instead (:class:`TakingTurns`),
 because reading a persistent URL costs time in proportion to its length (linear, but at
-the 8 KiB a request line may hold, many answers' worth), which the other connections do not
-wait for.  A ``POST`` to the Archive service (a batch of acknowledgments from a resolver,
+the 8 KiB a request line may hold, many answers' worth), which the other connections do
+not wait for.  A ``POST`` to the Archive service (a batch of acknowledgments from a resolver,
 docs/protocol.md) is read up to :data:`~ibistatic.web.service.ACK_BATCH_BYTES`
 within :data:`BODY_SECONDS` and answered on that thread too (it counts up to a thousand
 acknowledgments); any other ``POST`` is answered ``405`` unread.
