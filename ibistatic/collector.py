@@ -3,10 +3,10 @@
 CPython collects its youngest generation every 700 allocations more than deallocations,
 and each such collection may go on to the older generations. A build allocates tens of
 millions of objects that live until it ends (the crawl cache, the state, the items), and
-almost none of them in cycles: reference counting frees what it drops. At 100,000 items
-the collector took a quarter of a full build's time (74 s with the default thresholds,
-56 s with these or with the collector off, the same peak memory), most of it walking the
-long-lived heap while the crawl cache and the state were unpickled.
+almost none of them in cycles: reference counting frees what it drops. With the
+default thresholds the collector took a large share of a full build's time (the same
+peak memory with these thresholds or with it off: benchmarks/README.md), most of it
+walking the long-lived heap while the crawl cache and the state were unpickled.
 
 The thresholds are raised, not the collector turned off: a cycle made by a bad input's
 exception, a template or a library is still freed, in a build of any length and in the

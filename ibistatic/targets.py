@@ -78,8 +78,8 @@ class PublishedUrl(NamedTuple):
 
 def form_key(item: Item, ibi: str) -> str:
     """The canonical key of `ibi`, one of `item`'s IBIs as written: the key of that form,
-    parsed again only when it is neither (a parse per persistent URL was 2.5 s of CPU at
-    100k)."""
+    parsed again only when it is neither (a parse per persistent URL was seconds of a
+    large build)."""
     for form in (item.repository, item.ibip):
         if form is not None and form.text == ibi:
             return form.key
@@ -105,8 +105,8 @@ class ListLike(Sequence):
 
 class PublishedUrls(ListLike, Sequence[PublishedUrl]):
     """One item's PublishedUrls, packed (marshal): the state holds one per repository
-    and a build holds them all, where a tuple of PublishedUrl tuples took about 850
-    bytes per item (85 MiB at 100,000 items: the largest of the state's tables).  They
+    and a build holds them all, where a tuple of PublishedUrl tuples per item made
+    them the largest of the state's tables.  They
     are unpacked as read: all of them by the sitemap and host files of a full build
     (forked), those of the items that changed by a republish (site.memo)."""
 

@@ -9,13 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from ibistatic.core.pairlists import decode_query, parse_pairs, property_pairs, wire_text
+from ibistatic.core.pairlists import decode_query, parse_pairs, wire_text
+from ibistatic.core.properties import property_pairs
 from ibistatic.core.urls import parse_persistent_url, parsed_pairs
 from ibistatic.errors import ConfigError, UsageError
 from ibistatic.federation.acks import AckLog, ResolverKeys, UrlKeys, ack_record, summarise
 from ibistatic.federation.joining import check_resolver_url, outcome_message
-from ibistatic.federation.network import SourceInfo, resolve_over
+from ibistatic.federation.network import SourceInfo
 from ibistatic.federation.registry import Registry, load_keys
+from ibistatic.federation.rounds import resolve_over
 from ibistatic.federation.wire import (
     REGISTRATION_KEY,
     Registration,

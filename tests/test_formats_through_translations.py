@@ -14,8 +14,7 @@ import pytest
 from archive_factory import write_archive, write_item
 from ibistatic.archive.load import load_archives
 from ibistatic.core.identifiers import ibi_key
-from ibistatic.core.pairlists import property_pairs
-from ibistatic.core.properties import property_list
+from ibistatic.core.properties import property_list, property_pairs
 from ibistatic.core.relations import parse_modifier, parse_relation, relation_to_verb_list
 from ibistatic.core.resolution import resolve
 from node_resolver import NODE, node_resolve

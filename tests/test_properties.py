@@ -10,8 +10,13 @@ import pytest
 
 from ibistatic.cli import main
 from ibistatic.core.identifiers import ibi_key
-from ibistatic.core.pairlists import property_pairs, serialize_pairs
-from ibistatic.core.properties import archive_response, filter_property_list, property_list
+from ibistatic.core.pairlists import serialize_pairs
+from ibistatic.core.properties import (
+    archive_response,
+    filter_property_list,
+    property_list,
+    property_pairs,
+)
 from ibistatic.core.relations import parse_verb_list
 
 GOLDEN = Path(__file__).parent / "golden"

@@ -327,7 +327,7 @@ def _timestamp(c: Collector, key: str, value: Any, context: dict) -> str:
     if not isinstance(value, str) or not ISO_UTC.fullmatch(value):
         c.error(key, _shown(value), expected)
         return fallback
-    try:  # the shape is ISO_UTC's: fromisoformat only checks the calendar (strptime: 28x slower)
+    try:  # the shape is ISO_UTC's: fromisoformat only checks the calendar (strptime is much slower)
         _dt.datetime.fromisoformat(value[:19])
     except ValueError:
         c.error(key, repr(value), "a real calendar date and time")
@@ -713,7 +713,7 @@ _SHORT = 16
 def _shared_values(values: dict) -> dict:
     """`values` with what repeats over items (states, types, languages, file, format and
     Dublin Core names) as one string each: a large build holds every item, and a
-    million copies of "Original" are 57 MB.  Done where the crawl
+    copy of "Original" per item adds up.  Done where the crawl
     reads items, not when they are loaded again: a pickle keeps shared strings shared."""
     for name in _REPEATED:
         if values.get(name) is not None:

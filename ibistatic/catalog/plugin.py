@@ -12,8 +12,8 @@ Every build (and every rebuild of ``mkdocs serve``) crawls the archives afresh a
 the pages of :func:`ibistatic.catalog.pages.catalog_pages` as generated files, and the
 catalog's search page (:mod:`ibistatic.catalog.search`).  Only the overview and the
 search page take part in the navigation; the item, archive and year pages are reached
-from them.  Those pages are left out of mkdocs' own search index: at 100,000 items it
-would weigh hundreds of megabytes, downloaded whole by every reader who searches.
+from them.  Those pages are left out of mkdocs' own search index: it grows with every
+item, and is downloaded whole by every reader who searches.
 Problems found in the archives are logged as warnings, so ``mkdocs build --strict``
 fails on them.
 """

@@ -32,7 +32,7 @@ def catalog_mkdocs_config(config: SiteConfig, site_dir: Path) -> dict:
     """The mkdocs configuration of the catalog of *config*, built into *site_dir*.
 
     No mkdocs ``search`` plugin: the catalog's own search page (ibistatic.catalog.search)
-    stays small at any size, where mkdocs' index grows by some 4 kB per item.  No
+    stays small at any size, where mkdocs' index grows with every item.  No
     highlight.js (the theme would load it from a CDN; the catalog shows no code), and
     a style sheet that gives the theme's text the contrast WCAG AA asks for.
     """

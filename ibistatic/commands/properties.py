@@ -45,8 +45,8 @@ def run(args) -> int:
 
     from ..archive.load import load_archives
     from ..core.identifiers import parse_ibi
-    from ..core.pairlists import in_charset, property_pairs, wire_text
-    from ..core.properties import filter_property_list, property_list
+    from ..core.pairlists import in_charset, wire_text
+    from ..core.properties import filter_property_list, property_list, property_pairs
     from ..core.relations import parse_verb_list
 
     ibi = parse_ibi(args.ibi)

@@ -4,7 +4,7 @@ The storage-model check walks every item in crawl order, the manifest and the la
 page count each Archive's items by state, and an Archive's default relations come from
 the languages its items carry.  Made in one pass when first asked; a watch republish
 then patches it with the items it re-read (ibistatic.core.storage.patch_holdings) instead
-of walking 100,000 items again.  Pure: no I/O.
+of walking every item again.  Pure: no I/O.
 """
 
 from __future__ import annotations

@@ -36,7 +36,7 @@ DEFAULT_METADATA_URL = "{site}metadata/{repository}/"
 DEFAULT_OAI_DC_URL = "{site}metadata/{repository}/oai_dc.xml"
 
 _PATH_SAFE = URL_PATH_SAFE  # RFC 3986 pchar and "/"
-#: a path quote() would give back as it is (most are): checked 5 times faster than quoted
+#: a path quote() would give back as it is (most are): checked sooner than quoted
 _QUOTED = re.compile("[A-Za-z0-9_.~" + re.escape(_PATH_SAFE) + "]*\\Z")
 
 

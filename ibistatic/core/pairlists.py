@@ -34,23 +34,17 @@ import codecs
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 from urllib.parse import unquote_to_bytes
 
 from ..errors import IbiSyntaxError, UsageError
 from .facts import QUERY_CHARACTER_CLASS
 from .identifiers import parse_ibi
-from .relations import relation_text
-
-if TYPE_CHECKING:
-    from .properties import PropertyList
 
 __all__ = [
     "Pair",
     "QueryPair",
     "serialize_pairs",
     "wire_text",
-    "property_pairs",
     "WIRE_SEPARATOR",
     "parse_pairs",
     "escape_word",
@@ -230,37 +224,6 @@ def wire_text(pairs: Iterable[Pair]) -> str:
     """A pair list as served (Table 4.2): CRLF between pairs, nothing after the last;
     no pairs is the empty answer, zero bytes (Algorithm 2 returns ``""``)."""
     return serialize_pairs(pairs, WIRE_SEPARATOR)
-
-
-def property_pairs(answer: "PropertyList | None") -> list[Pair]:
-    """Algorithm 2's answer as the pairs of Table 4.2, names sorted: ``archiveaddress``,
-    ``ibi.archiveservice``, ``ibi.platformsoftware``, ``ibi.nextedition``, ``urlkey``,
-    and for each relation ``<r>`` the ``ibi<r>``, ``url<r>``, ``contenttype<r>``,
-    ``state<r>``, ``timestamp<r>`` the Archive knows.  None (the Archive does not hold
-    the IBI) is the empty answer.  The one place where property names are spelled."""
-    if answer is None:
-        return []
-    pairs: list[Pair] = [
-        ("archiveaddress", answer.archiveaddress),
-        ("ibi.archiveservice", answer.services),
-        ("ibi.platformsoftware", answer.platform),
-    ]
-    if answer.nextedition is not None:
-        pairs.append(("ibi.nextedition", answer.nextedition))
-    if answer.urlkey is not None:
-        pairs.append(("urlkey", answer.urlkey))
-    for relation, known in answer.relations.items():
-        suffix = relation_text(relation)
-        for name, value in (
-            ("ibi", known.ibi),
-            ("url", known.url),
-            ("contenttype", known.content_type),
-            ("state", known.state),
-            ("timestamp", known.timestamp),
-        ):
-            if value is not None:
-                pairs.append((name + suffix, value))
-    return sorted(pairs, key=lambda pair: pair[0])
 
 
 def _par(name: str, value: str | tuple[str, ...]) -> str:

@@ -18,13 +18,22 @@ import socket
 import sys
 import threading
 import time
+from collections.abc import Mapping
 from http import HTTPStatus
 from urllib.parse import urlsplit
 
 from ..core.pairlists import decode_query, wire_text
 from ..errors import IbistaticError, UsageError
-from ..web.service import ArchiveService, service_answer, service_view
-from .acks import DEFAULT_KEY_SECONDS, REQUIRED, AckLog, ResolverKeys, record_time
+from ..web.service import service_answer, service_view
+from .acks import (
+    DEFAULT_KEY_SECONDS,
+    REQUIRED,
+    AckLog,
+    ResolverKeys,
+    UrlKeys,
+    ack_record,
+    record_time,
+)
 from .joining import Membership, check_advertise, check_resolver_url, local_ip_towards
 from .wire import (
     ACK_BATCH_BYTES,
@@ -38,7 +47,13 @@ from .wire import (
     normal_ip,
 )
 
-__all__ = ["add_join_options", "ArchiveSide", "CountingService", "resolver_addresses"]
+__all__ = [
+    "add_join_options",
+    "ArchiveService",
+    "ArchiveSide",
+    "CountingService",
+    "resolver_addresses",
+]
 
 #: the most addresses an Archive reads in clientinformation.ipaddress (Table 6.10 sets none)
 ARCHIVE_IP_LIST_MAX = 32
@@ -191,6 +206,39 @@ def resolver_addresses(join: str | None, ack_from) -> frozenset[str]:
             found = []
         addresses.update(normal_ip(entry[4][0].split("%")[0]) for entry in found)
     return frozenset(addresses)
+
+
+class ArchiveService:
+    """The Archive service of a served site, with access counting from anyone.
+
+    Call it as ``service(views, target, client)``: the answer of
+    :func:`~ibistatic.web.service.service_answer` with urlkeys from `keys` (a
+    :class:`~.acks.UrlKeys`: unguessable, expiring, spent by the one acknowledgment they
+    serve) and each acknowledgment of a key it issued counted in `log` (an
+    :class:`~.acks.AckLog`); one with any other key gets ``400`` (the seeds define no
+    refusal).
+    """
+
+    def __init__(self, keys=None, log=None, filtered: bool = True) -> None:
+        self.keys = keys if keys is not None else UrlKeys()
+        self.log = log if log is not None else AckLog()
+        self.filtered = filtered
+
+    def __call__(self, views, target: str, client: str | None = None):
+        return service_answer(views, target, self.keys, self.filtered, self.acknowledge, client)
+
+    def acknowledge(self, query: Mapping[str, str], client: str | None) -> str | None:
+        """None when the acknowledgment's urlkey was issued here, unexpired and unspent
+        (then it is counted), else why it is refused."""
+        key = query.get("urlkey", "")
+        try:
+            record = ack_record(query, client, time.time())
+        except IbistaticError as error:
+            return str(error)
+        if not self.keys.spend(key):
+            return f"urlkey {key!r} was not issued by this Archive, has expired or was used"
+        self.log.add(record)
+        return None
 
 
 class CountingService(ArchiveService):

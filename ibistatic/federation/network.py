@@ -34,7 +34,6 @@ from ..core.pairlists import encode_query, escape_query_value, parse_pairs
 from ..core.properties import PropertyList, property_list
 from ..core.relations import parse_relation
 from ..core.resolution import wanted_relations
-from ..core.urls import PersistentUrl
 from ..errors import IbistaticError
 from .ack_queue import AckBatches
 from .wire import (
@@ -54,7 +53,6 @@ __all__ = [
     "Answered",
     "Thanks",
     "PeerError",
-    "resolve_over",
     "acknowledgment",
 ]
 
@@ -407,23 +405,6 @@ class Answered:
     source: object | None = None
     answer: PropertyList | None = None
     complete: bool = True
-
-
-async def resolve_over(
-    sources,
-    parsed: PersistentUrl,
-    client_ip: str,
-    accept_language: str | None,
-    languages,
-    *,
-    holders=None,
-    limits: ResolverLimits = ResolverLimits(),
-) -> Answered:
-    """The resolution process over `sources` (in rank order), each question put to them
-    by the holder rule (:mod:`.rounds`), within `limits`."""
-    from .rounds import run_process
-
-    return await run_process(sources, parsed, client_ip, languages, holders, limits)
 
 
 def answered_by(result: Resolution, replies, complete: bool) -> Answered:

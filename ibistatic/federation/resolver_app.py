@@ -28,7 +28,7 @@ from ..core.http import depends_on_languages, http_answer
 from ..core.identifiers import ibi_key, parse_ibi
 from ..core.pairlists import decode_query, parse_pairs, wire_text
 from ..errors import IbistaticError
-from ..web.app import target_problem
+from ..web.messages import target_problem
 from .answer_cache import BY_LANGUAGE, AnswerCache, language_key
 from .holders import Holders
 from .network import Client, LocalArchive, RemoteArchive, ResolverLimits, thanks_for

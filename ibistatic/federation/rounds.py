@@ -27,12 +27,12 @@ from dataclasses import dataclass, replace
 
 from ..core.identifiers import parse_ibi
 from ..core.resolution import resolution_process
-from ..core.urls import parsed_pairs
+from ..core.urls import PersistentUrl, parsed_pairs
 from .holders import ANY, ORIGINAL
 from .network import Answered, ResolverLimits, answered_by, throttle, unavailable
 from .wire import url_request_pairs
 
-__all__ = ["run_process", "Budget", "Unavailable"]
+__all__ = ["resolve_over", "run_process", "Budget", "Unavailable"]
 
 log = logging.getLogger("ibistatic.resolver")
 
@@ -85,6 +85,21 @@ class Question:
     verbs: object  # the round's verb list
     steps: tuple
     languages: tuple
+
+
+async def resolve_over(
+    sources,
+    parsed: PersistentUrl,
+    client_ip: str,
+    accept_language: str | None,
+    languages,
+    *,
+    holders=None,
+    limits: ResolverLimits = ResolverLimits(),
+) -> Answered:
+    """The resolution process over `sources` (in rank order), each question put to them
+    by the holder rule, within `limits`: :func:`run_process` with its defaults."""
+    return await run_process(sources, parsed, client_ip, languages, holders, limits)
 
 
 async def run_process(sources, parsed, client_ip, languages, holders, limits, ranked=None):

@@ -35,6 +35,7 @@ from ..core.pairlists import Pair, encode_query
 from ..core.properties import PropertyList, RelationAnswer
 from ..core.relations import parse_relation
 from ..errors import IbistaticError, UsageError
+from ..web.service import ACK_BATCH_BYTES, ACK_BATCH_LINES
 
 __all__ = [
     "DEFAULT_SERVICE_IBI",
@@ -199,11 +200,6 @@ def acknowledgment_pairs(
     pairs += [("state", state), ("url", url), ("url.persistent", persistent_url)]
     pairs.append(("urlkey", urlkey))
     return pairs
-
-
-#: the most acknowledgments an Archive reads in one batch, and the most bytes of its body
-ACK_BATCH_LINES = 1024
-ACK_BATCH_BYTES = 1024 * 1024
 
 
 def ack_batches(lines: list[str]) -> list[bytes]:

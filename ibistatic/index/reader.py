@@ -42,9 +42,8 @@ class Index:
     writer's compact JSON writes a top-level key as ``"<key>":`` and no string inside a
     value can hold that text unescaped.  The entries decoded are kept too (bounded).  A
     shard whose entry does not look as expected is parsed whole instead (:meth:`shard`,
-    bounded as well).  Decoding a whole 200 KB shard per missed lookup would cost
-    milliseconds, and so would reading it; finding one entry in its map costs tens of
-    microseconds."""
+    bounded as well).  Decoding, or reading, a whole shard per missed lookup would cost
+    far more than finding one entry in its map."""
 
     #: shard files kept mapped (answers/ and shards/ together; a 1M-key index has 8,192)
     MAPS = 16384
@@ -103,7 +102,7 @@ class Index:
         if shard is None:
             data = self._read(name, kind)[:]
             # The collector would walk the whole (large, long-lived) heap of loaded shards
-            # while json builds the new one: 4x slower loads. Nothing here makes cycles.
+            # while json builds the new one, slowing every load. Nothing here makes cycles.
             gc.disable()
             try:
                 shard = json.loads(data)

@@ -104,13 +104,13 @@ def group_by_shard(by_key: Mapping | Iterable[tuple[str, Any]], digits: int) -> 
 
 def shard_of(key: str, digits: int) -> str:
     """shard_name, remembered for every key a build of this process has placed: FNV-1a
-    in Python costs 3 µs a key, and shard_name's LRU (sized for the resolver's lookups)
-    holds fewer keys than a 100k-item site has (about 40 MB at 270,000 keys)."""
+    in Python is slow per key, and shard_name's LRU (sized for the resolver's lookups)
+    holds fewer keys than a large site has."""
     names = _SHARD_OF.setdefault(digits, {})
     name = names.get(key)
     if name is None:
-        name = shard_name(key, digits)  # one string per shard, not one per key:
-        name = names[key] = _SHARD_NAMES.setdefault(name, name)  # (52 bytes a key)
+        name = shard_name(key, digits)  # one string per shard, not one per key
+        name = names[key] = _SHARD_NAMES.setdefault(name, name)
     return name
 
 

@@ -36,8 +36,8 @@ class Document:
     year: str
     creators: tuple[str, ...]
     state: str
-    #: sorted, each token one string object shared by every document holding it: at
-    #: 100,000 items a frozenset and a copy of each word per document took 110 MB
+    #: sorted, each token one string object shared by every document holding it: a
+    #: frozenset and a copy of each word per document were much of a large build's memory
     tokens: tuple[str, ...]
 
     @property

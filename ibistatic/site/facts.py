@@ -51,8 +51,8 @@ class PagePaths(ListLike, Sequence[str]):
     """The paths of one repository's remembered pages (its record, metadata and
     file-list pages), in order, kept as their shape around the repository's key: a path
     that holds it as a folder is prefix + key + suffix.  The state keeps one per
-    repository: lists of the paths themselves took about 400 bytes each (49 MiB at
-    100,000 items); a shape is one tuple, shared by every repository whose pages are
+    repository: lists of the paths themselves took hundreds of bytes each; a shape is
+    one tuple, shared by every repository whose pages are
     alike, and the key is the table's own."""
 
     __slots__ = ("key", "shape")
@@ -114,7 +114,7 @@ def facts_of(
 def _packed_once(answers: dict[str, dict]) -> dict[str, bytes]:
     """index key -> its packed answers, packed once for the keys whose answers are the
     same: an item's repository name and IBIp answer alike, and the state then keeps
-    one bytes object for both (packing was 3 s of CPU at 100,000 items, half of it twice)."""
+    one bytes object for both (half the packing was done twice)."""
     packed: dict[bytes, bytes] = {}
     result = {}
     for index_key, value in answers.items():
@@ -139,7 +139,7 @@ def _records_of(loaded: LoadedArchives, held: tuple, urls_of) -> list[tuple[str,
 
 
 def fold_facts(loaded: LoadedArchives, state: State, plan: Plan, facts: Facts) -> set[str]:
-    """The state's tables made those of this build (in place: at 100,000 items a copy
+    """The state's tables made those of this build (in place: in a large build a copy
     costs time and memory), taking `facts`' own (not to be used after); returns the
     index keys whose records or answers may change (their shards are made again)."""
     for key in plan.affected:
@@ -148,7 +148,7 @@ def fold_facts(loaded: LoadedArchives, state: State, plan: Plan, facts: Facts) -
     state.published = _joined(state.published, facts.published)
     state.item_files = _joined(state.item_files, facts.item_files)
     # what the site outputs' memo looks at again (site.memo.Changes); a full build's
-    # state is new, so is its memo: every key (a set of each, 8 MiB at 100k) would
+    # state is new, so is its memo: every key (a set of each, as large as the site) would
     # tell nobody anything
     log = state.memo.setdefault(CHANGES, Changes())
     log.add(None if plan.full else plan.affected.union(facts.published, facts.item_files))
@@ -192,7 +192,7 @@ def _fold_answers(
 def _joined(table: dict, fresh: dict) -> dict:
     """`table` with the entries of `fresh` (a build's facts, not used after), or `fresh`
     itself when `table` is empty: a full build then keeps one table of each kind, where
-    copying it held two (the fold added 41 MiB to the build process at 100,000 items)."""
+    copying it held two (the fold added that much to the build process's peak)."""
     if not table:
         return fresh
     table.update(fresh)
@@ -206,7 +206,7 @@ def carried_digests(state: State, affected: frozenset[str]) -> tuple[dict[str, b
     the changed pages are out. With them, the paths left out: the only files this build
     may remove (Files.carry)."""
     # .copy(), not dict(): after the last republish's pops, dict() inserts each entry
-    # again (0.15 s at 800,000 paths) where copy() clones the table (0.02 s)
+    # again where copy() clones the table at once
     digests = state.digests.copy()
     dropped = [relative for key in affected for relative in _pages_of(state, key)]
     dropped += state.site_files

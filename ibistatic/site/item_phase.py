@@ -46,7 +46,7 @@ def render_items(
     begin)."""
     facts = Facts()
     site.file_sums.known  # read before forking: every worker shares one copy,
-    loaded.views()  # and the views (each counts its Archive's languages: 1 s at 100k)
+    loaded.views()  # and the views (each counts its Archive's languages, over every item)
     work = partial(_render_share, config, site, loaded, plan)
     for part in store.render(plan.rendered(), work, progress, begun):
         facts.merge(part)

@@ -57,8 +57,8 @@ class Changes:
 class PerRepository:
     """`make(entry)` (a list) for every entry of a table, joined in key order, kept: a
     later call makes again only the entries that are other objects than at the last
-    call, and splices their rows in.  At 100,000 repositories a republish costs a
-    look at each entry's identity (C loops), not 100,000 calls."""
+    call, and splices their rows in.  A republish costs a look at each entry's
+    identity (C loops), not a call per entry."""
 
     def __init__(self, make: Callable[[Any], list]) -> None:
         self.make = make
@@ -145,7 +145,7 @@ class PerRepository:
         self._rows = list(itertools.chain.from_iterable(made))
 
     def _start(self, at: int) -> int:
-        return sum(itertools.islice(self._counts, at))  # C loops: 1 ms at 100,000 keys
+        return sum(itertools.islice(self._counts, at))  # C loops
 
     def _remove(self, at: int) -> None:
         start = self._start(at)
@@ -176,11 +176,12 @@ class FirstByPath:
     then by place in the key's rows), sorted by path, with `text(row)` of each, kept:
     hostfiles.first_by_path of the joined rows, and the lines of a host file.  A later
     call moves only the rows of the keys that changed (PerRepository.changes), with
-    `bisect`: at 100,000 items, sorting the 350,000 rules and making their lines again
-    were most of a portable republish (0.6 s of 1.6).
+    `bisect`: sorting every rule and making their lines again were most of a portable
+    republish.
 
     Holds every row once more, as (path, key, place, row) in that order, and the text
-    of each first row: 80 MB at 100,000 items with the portable output (watch only)."""
+    of each first row: memory that grows with the site (watch only, with the portable
+    output)."""
 
     def __init__(self, path: Callable[[Any], str], text: Callable[[Any], str]) -> None:
         self.path = path

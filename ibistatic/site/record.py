@@ -159,7 +159,7 @@ def _values(item: Item, element: str) -> list[str]:
 
 class ItemUrls:
     """item_urls of each item asked for, made once: a build asks for an item's URLs for
-    its index record, its file list and its record page (18 µs each time). Meant for one
+    its index record, its file list and its record page (each time the same). Meant for one
     chunk of a build (site.item_phase): each item is kept with its URLs, so no other
     takes its id while they are kept."""
 

@@ -49,7 +49,7 @@ def landing(site: Site, loaded, published: Mapping[str, Sequence], keys: int) ->
     """The landing page; `published`: the PublishedUrls of each repository key
     (State.published); `keys`: the distinct index keys of the items (State.key_count).
     Counted and searched as they are, not joined into one list: a list of every URL
-    took 50-70 ms of each watch republish at 100,000 items."""
+    would cost each watch republish a pass over the whole site."""
     counts = loaded.state_counts
     archives = [
         {"name": info.name, "address": info.address, "counts": counts[info.name]}
@@ -119,8 +119,8 @@ def sitemap_files(
     """(path, text) of `name`: a urlset of `rows` (UrlSet.row), or past `limit` an index
     of ``sitemaps/<stem>-<n>.xml`` (of ``sitemaps/<n>.xml`` for sitemap.xml, as
     before).  `rows` are read as the parts are written, so a full build never holds
-    all of them (at 100k items, 260,000 rows held with their parts' texts took 146 MiB
-    of the sitemaps' worker, the build's largest process)."""
+    all of them (every row held with its part's text made the sitemaps' worker the
+    build's largest process)."""
     parts = batched(rows, limit)
     first = next(parts, ())
     second = next(parts, None)

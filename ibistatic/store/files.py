@@ -79,17 +79,17 @@ def digest(data: bytes) -> bytes:
 
 def _kept(sha256) -> bytes:
     """What tells a file's bytes from the last build's: 16 bytes of their sha256 (hex
-    strings for 700,000 files would take 44 MiB more)."""
+    strings, for every file of a large site, would take several times more)."""
     return sha256.digest()[:DIGEST_SIZE]
 
 
 def pack(data: bytes) -> bytes:
-    """An index record or answer as a build's state keeps it: compressed (2-4 times
-    smaller; at 100,000 items they would otherwise be most of a build's memory).
+    """An index record or answer as a build's state keeps it: compressed (in a large
+    build they would otherwise be most of its memory).
 
     The window is as large as the data, no larger: the same bytes out as with zlib's
-    32 KB window, but zlib sets up a 32 KB window in 10 times the time it takes to
-    compress a record of a few hundred bytes (unpack reads any window size)."""
+    32 KB window, but zlib takes longer to set up a 32 KB window than to compress a
+    record of a few hundred bytes (unpack reads any window size)."""
     return zlib.compress(data, 1, max(9, min(15, len(data).bit_length())))
 
 
@@ -152,8 +152,7 @@ class Files:
 
     def removed(self) -> list[str]:
         """The last build's files this one has not: when what was carried is known, of
-        those it left out only (a watch republish at 100k items looked at each of 800,000
-        paths: 0.2 s)."""
+        those it left out only (not a look at each path of the site per watch republish)."""
         if self._dropped is None:
             return [path for path in self.old if path not in self.digests]
         return [
@@ -194,7 +193,7 @@ class Files:
 
     def _path(self, relative: str) -> str:
         # a plain join: `relative` has no empty, '.' or '..' segment and no backslash
-        # (pages.check_relative), and os.path.join and dirname were 3 s of CPU at 100k
+        # (pages.check_relative), and os.path.join and dirname cost a build seconds
         path = self._prefix + relative
         directory = path.rpartition("/")[0]
         if directory not in self._made:

@@ -140,9 +140,9 @@ def spare_ahead(output: Path, live: Publication) -> Publication:
     """`live` with a spare generation level with it (nothing behind), made now for the
     next update to write into at once: a clone of the live one by hard links, or the
     spare there is brought level.  Watch makes it after each build, while it waits for
-    the next change: otherwise the first republish clones the whole site (6 s at
-    100,000 items) before its first file, and each levels its spare (a few ms, but
-    before a deposit's pages are served).  A failure (a full disk) leaves no partial
+    the next change: otherwise the first republish clones the whole site before its
+    first file, and each levels its spare (little, but before a deposit's pages are
+    served).  A failure (a full disk) leaves no partial
     tree and `live` as it was."""
     if live.spare and live.behind == frozenset():
         return live  # level already

@@ -226,7 +226,8 @@ def _remove_any(path: Path) -> None:
 
 def remove_stale(output: Path) -> None:
     """Remove what builds killed midway left beside the output (never the output), in
-    the background: a half-written staging tree of a large site has 700,000 files."""
+    the background: a half-written staging tree of a large site has as many files as
+    the site."""
     for leftover in output.parent.glob(f".{output.name}.*-*"):
         pid = leftover.name.rsplit("-", 1)[-1]
         if pid.isdigit() and not _alive(int(pid)):

@@ -26,14 +26,11 @@ control character: every one is built by :func:`~ibistatic.core.http.header_valu
 
 from __future__ import annotations
 
-import html
-import re
 import threading
 import time
 from collections.abc import Callable, Mapping
 from http import HTTPStatus
 from pathlib import Path
-from typing import NamedTuple
 from urllib.parse import quote
 
 from ..core.exports import beside, negotiate
@@ -44,30 +41,14 @@ from ..errors import IbistaticError
 from ..index.reader import find_index_dir
 from ..resolver import Resolver
 from ..site.folders import SITE_FOLDERS
+from .messages import Response, content_headers, page, target_problem, text_response
 from .service import service_answer
 from .static import StaticFiles
 
-__all__ = ["ArchiveApp", "Response", "Service", "default_service"]
+__all__ = ["ArchiveApp", "Service", "default_service"]
 
 #: (views, target, client_ip) -> (status, text) for a service request, else None
 Service = Callable[[object, str, str | None], "tuple[HTTPStatus, str] | None"]
-
-
-class Response(NamedTuple):
-    status: int
-    headers: tuple[tuple[str, str], ...]
-    body: bytes
-
-
-_PAGE = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="robots" content="noindex">
-<title>{title}</title></head>
-<body><h1>{title}</h1><p>{message}</p><p><code>{url}</code></p></body></html>
-"""
-# What an origin-form request target may hold: visible ASCII (RFC 9112 §3.2, RFC 3986).
-_TARGET = re.compile(r"/[\x21-\x7e]*")
-_BAD_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
-_TEXT = "text/plain; charset=utf-8"
 
 
 def default_service(urlkey=new_urlkey, filtered: bool = True) -> Service:
@@ -140,7 +121,9 @@ class ArchiveApp:
         if service is not None:
             status, text = service
             data = text.encode("ascii", "replace")
-            return Response(int(status), _content("text/plain; charset=us-ascii", data), data)
+            return Response(
+                int(status), content_headers("text/plain; charset=us-ascii", data), data
+            )
         inflected = self._inflected(target, headers, client_ip)
         if inflected is not None:
             return inflected
@@ -167,7 +150,7 @@ class ArchiveApp:
         if answer is None:
             return self._answer("POST", target, {}, client_ip)  # 405, as any other method
         data = answer[1].encode("ascii", "replace")
-        return Response(int(answer[0]), _content("text/plain; charset=us-ascii", data), data)
+        return Response(int(answer[0]), content_headers("text/plain; charset=us-ascii", data), data)
 
     def _resolve(self, target: str, headers, client_ip) -> Response:
         try:
@@ -249,7 +232,7 @@ class ArchiveApp:
         found = self.static.not_found_page() if self.static is not None else None
         if found is None:
             return page(status, title, message, target, extra)
-        return Response(status, _content("text/html; charset=utf-8", found, extra), found)
+        return Response(status, content_headers("text/html; charset=utf-8", found, extra), found)
 
     def _home(self) -> Response:
         site = self.resolver.index.site_url
@@ -273,45 +256,6 @@ class ArchiveApp:
                 if now - self._checked > self.RELOAD_EVERY:
                     self._checked = now
                     self.resolver.reload_if_changed()
-
-
-def target_problem(target: str) -> str | None:
-    """What makes `target` no request target this server answers, or None."""
-    if not _TARGET.fullmatch(target):
-        if not target.startswith("/"):
-            return f"the request target {target[:80]!r} does not start with '/'"
-        position = next(i for i, c in enumerate(target) if not "\x21" <= c <= "\x7e")
-        return (
-            f"character {target[position]!r} at position {position} of the request target: "
-            "expected visible ASCII (percent-encode the rest)"
-        )
-    if "%" not in target:
-        return None
-    path = target.partition("?")[0]
-    bad = _BAD_ESCAPE.search(path)
-    if bad:
-        return (
-            f"bad percent-encoding {path[bad.start() : bad.start() + 3]!r} at position "
-            f"{bad.start()} of the path: expected '%' and two hexadecimal digits"
-        )
-    return None
-
-
-def _content(content_type: str, data: bytes, extra=()) -> tuple[tuple[str, str], ...]:
-    return tuple(extra) + (("Content-Type", content_type), ("Content-Length", str(len(data))))
-
-
-def text_response(status: int, text: str, extra=()) -> Response:
-    data = text.encode("utf-8")
-    return Response(int(status), _content(_TEXT, data, extra), data)
-
-
-def page(status: int, title: str, message: str, url: str, extra=()) -> Response:
-    """A small HTML page (alerts, requests that are no persistent URL)."""
-    body = _PAGE.format(
-        title=html.escape(title), message=html.escape(message), url=html.escape(url)
-    ).encode("utf-8")
-    return Response(int(status), _content("text/html; charset=utf-8", body, extra), body)
 
 
 def _is_document(target: str) -> bool:

@@ -7,13 +7,13 @@ or, with the site named by ``IBISTATIC_SITE``, for a server's command line::
 
     IBISTATIC_SITE=/srv/site uvicorn --factory ibistatic.web.asgi:from_environment
 
-Only carries bytes: every answer is :meth:`ArchiveApp.respond`'s.  An answer takes
-microseconds, and is given on the event loop; a request with a long target (more than
+Only carries bytes: every answer is :meth:`ArchiveApp.respond`'s.  An answer is
+quick, and is given on the event loop; a request with a long target (more than
 :data:`INLINE_TARGET_BYTES`) is answered on a thread instead (:class:`TakingTurns`),
 because reading a persistent URL costs time in proportion to its length (linear, but at
-the 8 KiB a request line may hold, milliseconds), which the other connections do not
-wait for.  A ``POST`` to the Archive service (a batch of acknowledgments from a resolver,
-docs/protocol.md) is read up to :data:`~ibistatic.federation.wire.ACK_BATCH_BYTES`
+the 8 KiB a request line may hold, many answers' worth), which the other connections do
+not wait for.  A ``POST`` to the Archive service (a batch of acknowledgments from a resolver,
+docs/protocol.md) is read up to :data:`~ibistatic.web.service.ACK_BATCH_BYTES`
 within :data:`BODY_SECONDS` and answered on that thread too (it counts up to a thousand
 acknowledgments); any other ``POST`` is answered ``405`` unread.
 """
@@ -27,8 +27,10 @@ from collections import deque
 from pathlib import Path
 from urllib.parse import quote
 
-from .app import ArchiveApp, text_response
+from .app import ArchiveApp
 from .limits import client_key
+from .messages import text_response
+from .service import ACK_BATCH_BYTES
 from .static import FileBody
 
 __all__ = ["AsgiApp", "asgi_app", "from_environment"]
@@ -96,8 +98,6 @@ class AsgiApp:
 async def _service_body(scope, receive) -> bytes | tuple[int, str] | None:
     """The body of a POST to an Archive service (None for any other POST: not read), or
     (status, message) when it is too long or too slow to come."""
-    from ..federation.wire import ACK_BATCH_BYTES
-
     if b"servicesubject=" not in scope.get("query_string", b""):
         return None
     chunks, size = [], 0
@@ -124,7 +124,7 @@ class TakingTurns:
 
     One thread, not a pool: the calls share a core with the event loop, and each more
     thread is one more that the loop waits behind for the interpreter's lock (with two,
-    the answers on the loop were three times slower under a flood of long targets)."""
+    the answers on the loop were slower under a flood of long targets)."""
 
     def __init__(self) -> None:
         self._queues: dict[object, deque] = {}  # client -> its calls; in turn order

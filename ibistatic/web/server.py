@@ -269,10 +269,10 @@ class CollectorPacing:
     """Keeps the garbage collector's full passes out of the answers.
 
     The caches hold a few hundred thousand small objects (items, resolutions); a full
-    collection walks them all (0.1-0.3 s at 1M keys, measured), and the interpreter
-    starts one whenever a quarter more objects have survived since the last: every few
-    seconds under load, each pause delaying every request in flight (wrk's p99 went
-    from 15 ms to 70 ms).  So every `freeze_every` seconds what has survived is frozen
+    collection walks them all, and the interpreter starts one whenever a quarter more
+    objects have survived since the last: every few seconds under load, each pause
+    delaying every request in flight (the slowest answers, wrk's p99, several times
+    slower).  So every `freeze_every` seconds what has survived is frozen
     (``gc.freeze``: out of every pass; freed by reference counting when evicted, since
     cached values hold no cycles), and every `full_every` seconds it is all given back
     to one full collection, which frees any cyclic garbage frozen meanwhile (a closed

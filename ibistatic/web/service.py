@@ -6,15 +6,14 @@ does not hold).  A query that does not parse (``%zz``, a pair without ``=``, ``&
 unknown ``servicesubject`` or a verb list that does not parse gets ``400`` with a
 ``text/plain`` message instead.
 
-:class:`ArchiveService` is the service of a served site that counts accesses: its
-urlkeys are unguessable, expire and are spent by the one acknowledgment they serve; an
-acknowledgment with any other key gets ``400`` (the seeds define no refusal), and each
-accepted one is counted and logged (``ibistatic serve --ack-log``).
+The service only answers; counting accesses is the federation's: an `acknowledge`
+callable decides whether an acknowledgment is accepted (``federation/archive_side.py``
+gives the one of ``ibistatic serve``).  A batch of acknowledgments (a POST, one a line:
+docs/protocol.md) is read within :data:`ACK_BATCH_LINES` and :data:`ACK_BATCH_BYTES`.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Mapping
 from http import HTTPStatus
 from urllib.parse import urlsplit
@@ -24,7 +23,13 @@ from ..core.pairlists import decode_query, wire_text
 from ..core.properties import archive_response, new_urlkey
 from ..errors import IbistaticError
 
-__all__ = ["service_answer", "service_view", "ArchiveService"]
+__all__ = ["service_answer", "service_view", "ACK_BATCH_LINES", "ACK_BATCH_BYTES"]
+
+#: the most acknowledgments an Archive reads in one batch, and the most bytes of its body
+#: (web/asgi.py stops reading there; a resolver's batches keep within both:
+#: federation/wire.py's ack_batches)
+ACK_BATCH_LINES = 1024
+ACK_BATCH_BYTES = 1024 * 1024
 
 
 #: checks an acknowledgment's decoded pairs (and the client's address): None to accept
@@ -72,38 +77,3 @@ def service_view(views, path: str):
         if key == info.service_ibi.key or (info.service_ibip and key == info.service_ibip.key):
             return view
     return None
-
-
-class ArchiveService:
-    """The Archive service of a served site, with access counting.
-
-    Call it as ``service(views, target, client)``: the answer of :func:`service_answer`
-    with urlkeys from `keys` (a :class:`~ibistatic.federation.acks.UrlKeys`) and each
-    acknowledgment of a key it issued counted in `log` (an
-    :class:`~ibistatic.federation.acks.AckLog`).
-    """
-
-    def __init__(self, keys=None, log=None, filtered: bool = True) -> None:
-        from ..federation.acks import AckLog, UrlKeys
-
-        self.keys = keys if keys is not None else UrlKeys()
-        self.log = log if log is not None else AckLog()
-        self.filtered = filtered
-
-    def __call__(self, views, target: str, client: str | None = None):
-        return service_answer(views, target, self.keys, self.filtered, self.acknowledge, client)
-
-    def acknowledge(self, query: Mapping[str, str], client: str | None) -> str | None:
-        """None when the acknowledgment's urlkey was issued here, unexpired and unspent
-        (then it is counted), else why it is refused."""
-        from ..federation.acks import ack_record
-
-        key = query.get("urlkey", "")
-        try:
-            record = ack_record(query, client, time.time())
-        except IbistaticError as error:
-            return str(error)
-        if not self.keys.spend(key):
-            return f"urlkey {key!r} was not issued by this Archive, has expired or was used"
-        self.log.add(record)
-        return None

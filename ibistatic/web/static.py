@@ -24,6 +24,7 @@ from urllib.parse import unquote_to_bytes
 
 from ..core.exports import EXPORTS
 from ..core.http import header_value
+from .messages import Response
 
 __all__ = ["StaticFiles", "content_type"]
 
@@ -136,8 +137,6 @@ class StaticFiles:
         """A ``301`` to ``target/`` when `target` names a folder of the site without its
         ``/`` (its page's relative links need it), else None.  The ``Location`` is always
         a path on this host: one ``/``, then no ``/`` or ``\\``."""
-        from .app import Response
-
         path = target.partition("?")[0]
         if path.endswith("/"):
             return None
@@ -183,8 +182,6 @@ class StaticFiles:
         return self._real_root
 
     def _file(self, path: Path, headers: Mapping[str, str], extra=()):
-        from .app import Response
-
         stat = path.stat()
         etag = f'"{stat.st_mtime_ns:x}-{stat.st_size:x}"'
         modified = formatdate(stat.st_mtime, usegmt=True)

@@ -17,8 +17,9 @@ from http import HTTPStatus
 from pathlib import Path
 from urllib.parse import quote
 
-from .app import ArchiveApp, text_response
+from .app import ArchiveApp
 from .asgi import _PATH_SAFE, site_from_environment
+from .messages import text_response
 from .static import FileBody
 
 __all__ = ["WsgiApp", "wsgi_app", "from_environment"]

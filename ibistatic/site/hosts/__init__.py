@@ -103,8 +103,8 @@ def host_files(
     config, rules: list[HostRule], made: Iterable[str] | None = None
 ) -> Iterator[tuple[str, Iterator[str]]]:
     """(path inside the site, its lines) of the host files of `config.hosts`
-    (ibistatic.site.hosts), each line made when asked: at 100,000 items a file is
-    about 50 MB.  Never a server configuration: those name the build machine's paths
+    (ibistatic.site.hosts), each line made when asked: a file grows with the site and
+    is never held whole.  Never a server configuration: those name the build machine's paths
     and are written by ``ibistatic server-config``, outside the published tree.
     `made`: the portable ``_redirects``' lines made already (redirects_lines)."""
     yield from profile_files(config, rules, base_path(config.site_url), made)

@@ -78,8 +78,8 @@ class SiteContext:
     @cached_property
     def published(self) -> list:
         """Every PublishedUrl, by repository key: made when an output first asks (the
-        bundled ones read state.published by key; the list took 50-70 ms of each watch
-        republish at 100,000 items)."""
+        bundled ones read state.published by key; the list is a cost of each watch
+        republish that the others need not pay)."""
         return list(published_in_order(self.state.published))
 
 

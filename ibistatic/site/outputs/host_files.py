@@ -23,7 +23,7 @@ class HostFiles:
     apart = 2
 
     def files(self, plan, context) -> Iterator[File | Notice]:
-        # 2.1-2.7 s of each watch republish at 100,000 items: made only when written
+        # the costliest part of a watch republish: made only when written
         hosts = context.config.hosts
         kept = _kept(context) if context.kept and needs_rules(hosts) else None
         if kept is not None:
@@ -32,7 +32,7 @@ class HostFiles:
             rules = _rules(context.state) if needs_rules(hosts) else []
         made = kept.by_path.texts if kept is not None else None  # the portable lines kept
         for relative, lines in host_files(context.config, rules, made):
-            yield File(relative, lines=lines)  # about 50 MB each at 100,000 items: streamed
+            yield File(relative, lines=lines)  # as large as the site: streamed
         for warning in rule_warnings(hosts, rules):
             yield Notice(warning)
 

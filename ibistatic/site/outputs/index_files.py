@@ -20,7 +20,7 @@ class IndexFiles:
     name = "index"
     pages = False
     remembered = False
-    #: forked in a full build, the costliest first: every record of the JSON index (about 4 s at 100k)
+    #: forked in a full build, the costliest first: every record of the JSON index
     apart = 3
 
     def files(self, plan, context) -> Iterator[File]:

@@ -28,7 +28,7 @@ class Search:
     #: it reads only the items: in a full build of a large site, made in a process of
     #: its own begun while the items' last workers end (site_phase.early_outputs)
     early = True
-    #: the costliest of the forked site outputs (6 s of CPU at 100k), should a full
+    #: the costliest of the forked site outputs, should a full
     #: build run render_site without early_outputs
     apart = 4
 

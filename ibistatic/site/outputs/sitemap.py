@@ -21,7 +21,7 @@ class Sitemap:
     name = "sitemaps"
     pages = True
     remembered = False
-    #: forked in a full build, the costliest first: every page's URL (about 2.5 s at 100k)
+    #: forked in a full build, the costliest first: every page's URL
     apart = 1
 
     def files(self, plan, context) -> Iterator[File]:
