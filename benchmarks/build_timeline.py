@@ -3,11 +3,9 @@
     python benchmarks/build_timeline.py [ibistatic build options ...]
 
 Runs ``ibistatic build`` (the checkout's, in this process) with the given options, and
-prints one line per forked phase as the build reads its results: when its workers
-started (seconds from the start), how long they ran side by side, and how long the
-parent then took to read their results back and merge them.  For a phase whose results
-are read as each worker ends (``forked.shares_as_done``: the items, the crawl), the
-workers' span runs to the last result's arrival, and the reading is said in all and
+prints one line per forked phase (``forked.each``) once the build has read its results:
+when its workers started (seconds from the start), how long until the last chunk's
+result arrived, and how long the parent took to merge the chunks' results, in all and
 after the last (only that part is the parent's time alone).  It ends with the parent's time alone
 (the wall time less the workers' spans): on a machine of N cores, that time uses one
 core of N, and it bounds what more cores can give (Amdahl).
@@ -38,63 +36,22 @@ def _say(text: str) -> None:
     sys.stderr.flush()
 
 
-def _timed(run_shares):
-    """run_shares, reporting each phase once its results are read."""
+def _timed(each):
+    """forked.each, reporting its phase once the last chunk's result is merged: the
+    workers' span runs to that result's arrival (the others are merged meanwhile)."""
 
-    def timed(work, progress=None, doing="running a job in forked processes"):
+    def timed(work, count, doing):
         caller = sys._getframe(1).f_code.co_name
-        started = time.perf_counter()
-        results = run_shares(work, progress, doing)
-        ended = time.perf_counter()
-        SPANS.append(ended - started)
-
-        def read():
-            yield from results
-            _say(
-                f"[{started - START:7.2f} s] {caller:>22}: workers {ended - started:6.2f} s, "
-                f"results read and merged {time.perf_counter() - ended:5.2f} s"
-            )
-
-        return read()
-
-    return timed
-
-
-READ = [0.0]  # seconds spent unpickling workers' results (forked._read)
-
-
-def _counted(read):
-    def counted(path):
-        started = time.perf_counter()
-        try:
-            return read(path)
-        finally:
-            READ[0] += time.perf_counter() - started
-
-    return counted
-
-
-def _timed_as_done(shares_as_done):
-    """shares_as_done, reporting its phase once the last result is read: the workers'
-    span runs to the last result's arrival (the results of those that ended first are
-    read meanwhile, while the others still work)."""
-
-    def timed(work, progress=None, doing="running a job in forked processes", ended=None):
-        caller = sys._getframe(1).f_code.co_name
-        started = time.perf_counter()
-        last = started
-        reading = 0.0
-        unpickled = READ[0]
-        for share, result in shares_as_done(work, progress, doing, ended):
-            last = time.perf_counter() - (READ[0] - unpickled)  # before this one's unpickling
-            yield share, result
-            reading += time.perf_counter() - last
-            unpickled = READ[0]
+        started = last = time.perf_counter()
+        merging = 0.0
+        for number, result in each(work, count, doing):
+            last = time.perf_counter()
+            yield number, result
+            merging += time.perf_counter() - last
         SPANS.append(last - started)
         _say(
             f"[{started - START:7.2f} s] {caller:>22}: workers {last - started:6.2f} s, "
-            f"results read and merged {reading:5.2f} s, "
-            f"{time.perf_counter() - last:5.2f} s of it after the last"
+            f"results merged {merging:5.2f} s, {time.perf_counter() - last:5.2f} s of it after the last"
         )
 
     return timed
@@ -104,9 +61,7 @@ def main(argv: list[str]) -> int:
     if not argv or argv[0] != "build":
         _say("usage: build_timeline.py build [ibistatic build options ...]")
         return 2
-    forked.run_shares = _timed(forked.run_shares)
-    forked.shares_as_done = _timed_as_done(forked.shares_as_done)
-    forked._read = _counted(forked._read)
+    forked.each = _timed(forked.each)
     try:
         code = ibistatic_main(argv)
     except SystemExit as end:

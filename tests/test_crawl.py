@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from ibistatic import forked
 from ibistatic.archive import crawl as crawl_module
 from ibistatic.archive.crawl import CrawlCache, crawl, crawl_archive
 
@@ -383,40 +382,29 @@ def test_a_saved_crawl_cache_lets_its_entries_go_and_reads_them_again(tmp_path):
     assert cache.get("item:x", (1, 2, 3)) == "value"  # read again from its file
 
 
-@pytest.mark.skipif(not forked.available(), reason="needs fork")
-def test_a_large_cache_is_saved_by_another_process_while_the_block_runs(tmp_path, monkeypatch):
-    """CrawlCache.saved(): a cache of SAVE_ASIDE entries or more is saved by a forked
-    process beside the block, which finds the entries let go already; the block's end
-    waits for the file, readable as any saved cache."""
-    monkeypatch.setattr(crawl_module, "SAVE_ASIDE", 2)
-    writers = tmp_path / "writers"
+def test_a_cache_saved_for_a_block_is_let_go_and_written_once(tmp_path, monkeypatch):
+    """CrawlCache.saved(): the cache is saved and its entries let go before the block
+    (read again from the file on first use); a cache with nothing new is not written."""
+    writes = []
     save_sealed = crawl_module.save_sealed
-
-    def saving(*args, **kwargs):
-        with open(writers, "a", encoding="ascii") as out:
-            out.write(f"{os.getpid()}\n")
-        return save_sealed(*args, **kwargs)
-
-    monkeypatch.setattr(crawl_module, "save_sealed", saving)
+    monkeypatch.setattr(
+        crawl_module, "save_sealed", lambda *a, **k: writes.append(1) or save_sealed(*a, **k)
+    )
     cache = CrawlCache(tmp_path / "crawl.pickle")
     for number in range(3):
         cache.misses += 1  # a put follows a miss
         cache.put(f"item:{number}", (1, 2, number), f"value {number}")
     with cache.saved():
-        assert cache._entries is None  # the other process has them
-    assert writers.read_text("ascii").split() != [str(os.getpid())]
-    assert len(writers.read_text("ascii").split()) == 1
-    assert cache.warnings == []
+        assert cache._entries is None
+    assert writes == [1] and cache.warnings == []
     again = CrawlCache(tmp_path / "crawl.pickle")
     assert [again.get(f"item:{n}", (1, 2, n)) for n in range(3)] == [f"value {n}" for n in range(3)]
     with cache.saved():  # nothing new since: not written again
         pass
-    assert len(writers.read_text("ascii").split()) == 1
+    assert writes == [1]
 
 
-@pytest.mark.skipif(not forked.available(), reason="needs fork")
-def test_a_large_cache_that_cannot_be_saved_beside_the_block_says_why_once(tmp_path, monkeypatch):
-    monkeypatch.setattr(crawl_module, "SAVE_ASIDE", 2)
+def test_a_cache_that_cannot_be_saved_says_why_once(tmp_path):
     (tmp_path / "crawl.pickle").mkdir()  # a folder where the file goes
     cache = CrawlCache(tmp_path / "crawl.pickle")
     for number in range(3):
@@ -427,28 +415,3 @@ def test_a_large_cache_that_cannot_be_saved_beside_the_block_says_why_once(tmp_p
     unsaved = [warning for warning in cache.warnings if "not saved" in warning]
     assert len(unsaved) == 1
     assert unsaved[0].startswith(f"crawl cache {tmp_path / 'crawl.pickle'} not saved: ")
-
-
-@pytest.mark.skipif(not forked.available(), reason="needs fork")
-def test_a_failing_block_still_waits_for_the_saving(tmp_path, monkeypatch):
-    """The build's error is raised, after the cache is saved whole: the crawl's work is
-    kept, and no half-written file is left in the cache folder."""
-    import time
-
-    monkeypatch.setattr(crawl_module, "SAVE_ASIDE", 2)
-    save_sealed = crawl_module.save_sealed
-
-    def slow(*args, **kwargs):
-        time.sleep(0.5)
-        return save_sealed(*args, **kwargs)
-
-    monkeypatch.setattr(crawl_module, "save_sealed", slow)
-    cache = CrawlCache(tmp_path / "crawl.pickle")
-    for number in range(3):
-        cache.misses += 1
-        cache.put(f"item:{number}", (1, 2, number), f"value {number}")
-    with pytest.raises(RuntimeError, match="the build failed"), cache.saved():
-        raise RuntimeError("the build failed")
-    assert sorted(path.name for path in tmp_path.iterdir()) == ["crawl.pickle"]
-    again = CrawlCache(tmp_path / "crawl.pickle")
-    assert again.get("item:2", (1, 2, 2)) == "value 2"

@@ -150,9 +150,9 @@ def test_a_crawl_worker_that_segfaults_ends_the_build_with_a_clear_error_not_a_h
     )
     assert done.returncode == 1, done.stderr
     assert (
-        # 3: the two items and the Archive's service; 13.02 falls in the first share
+        # 3: the two items and the Archive's service, one chunk
         "ibistatic build: reading the 3 repositories of Archive mtc-m16c: a worker process died of "
-        "SIGSEGV (share 1 of 2); "
+        "SIGSEGV (chunk 1 of 1); "
         "nothing was published, the previous output is unchanged" in done.stderr
     )
     assert "Traceback" not in done.stderr
@@ -167,32 +167,35 @@ def test_a_crawl_worker_that_segfaults_ends_the_build_with_a_clear_error_not_a_h
         (signal.SIGSEGV, "died of SIGSEGV"),
     ],
 )
-def test_run_shares_names_a_worker_death(how, words):
-    def work(share, counter):
-        if share == 1:
+def test_a_worker_death_is_named(how, words):
+    def work(number):
+        if number == 1:
             faulthandler.disable()  # pytest's would print the worker's stack
             os.kill(os.getpid(), how)
-        return share
+        return number
 
-    with pytest.raises(forked.WorkerDied) as raised:
-        list(forked.run_shares(work, doing="testing"))
+    with forked.using_jobs(2), pytest.raises(forked.WorkerDied) as raised:
+        list(forked.each(work, 2, "testing"))
     assert (
         str(raised.value)
-        == f"testing: a worker process {words} (share 2 of 2); nothing was published, the previous output is unchanged"
+        == f"testing: a worker process {words} (chunk 2 of 2); nothing was published, the previous output is unchanged"
     )
 
 
 def test_a_worker_that_exits_without_a_result_is_named():
-    def work(share, counter):
-        if share == 0:
+    def work(number):
+        if number == 0:
             os._exit(3)
-        return share
+        return number
 
-    with pytest.raises(
-        forked.WorkerDied,
-        match=r"^testing: a worker process ended with exit status 3 and no result \(share 1 of 2\)",
+    with (
+        forked.using_jobs(2),
+        pytest.raises(
+            forked.WorkerDied,
+            match=r"^testing: a worker process ended with exit status 3 and no result \(chunk 1 of 2\)",
+        ),
     ):
-        list(forked.run_shares(work, doing="testing"))
+        list(forked.each(work, 2, "testing"))
 
 
 def test_build_strict_passes_on_the_bundled_sample(tmp_path, monkeypatch, capsys):

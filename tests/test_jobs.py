@@ -103,14 +103,16 @@ def test_a_bad_jobs_option_is_a_usage_error(tmp_path):
 def test_every_jobs_count_builds_the_same_site(tmp_path, monkeypatch):
     monkeypatch.setattr("ibistatic.store.store.PARALLEL_ITEMS", 1)  # fork for a small site
     monkeypatch.setattr("ibistatic.archive.crawl.PARALLEL_REPOSITORIES", 1)
+    monkeypatch.setattr("ibistatic.archive.crawl.CHUNK_REPOSITORIES", 2)
+    monkeypatch.setattr("ibistatic.site.item_phase.CHUNK_KEYS", 2)
     forks = []
-    start = forked._start  # where run_shares, shares_as_done and Aside fork
+    fork = forked._fork  # where each() forks its workers
 
-    def counted(work, shares=None, **named):
-        forks.append(shares or forked.workers())
-        return start(work, shares, **named)
+    def counted(work, count):
+        forks.append(count)
+        return fork(work, count)
 
-    monkeypatch.setattr(forked, "_start", counted)
+    monkeypatch.setattr(forked, "_fork", counted)
     sites = {}
     path = make_project(tmp_path)
     for jobs in (1, 3):
@@ -118,57 +120,55 @@ def test_every_jobs_count_builds_the_same_site(tmp_path, monkeypatch):
         shutil.rmtree(config.cache_dir, ignore_errors=True)  # every descriptor parsed
         build_site(config, full=True)
         sites[jobs] = snapshot(config.output)
-    # --jobs 1 never forked; 3: 1 to walk the Archives for the stamp (beside the crawl),
-    # 3 to crawl each of the 2 Archives, 1 for the search (begun while the items end),
-    # 3 for the items, then 3 for the other costly site-wide files (index, sitemaps,
-    # host files)
-    assert forks == [1, 3, 3, 1, 3, 3]
+    # --jobs 1 never forked; 3: 3 workers to crawl each of the 2 Archives, 3 for the
+    # items, then 3 for the costly site-wide files (index, sitemaps, search, host files)
+    assert forks == [3, 3, 3, 3]
     assert sites[1] == sites[3] and len(sites[1]) > 100
     forks.clear()
     build_site(config, full=True)  # the crawl cache knows every item: still shared out
-    assert forks == [1, 3, 3, 1, 3, 3] and snapshot(config.output) == sites[1]
+    assert forks == [3, 3, 3, 3] and snapshot(config.output) == sites[1]
 
 
 @pytest.mark.skipif(not forked.available(), reason="needs fork")
-def test_the_items_workers_send_their_facts_a_chunk_at_a_time(tmp_path, monkeypatch):
-    """Each chunk's facts reach the parent as the worker goes on (forked.send), not its
-    whole share at its end; the site is the one a single process builds."""
+def test_the_items_come_back_a_chunk_at_a_time(tmp_path, monkeypatch):
+    """Each chunk of CHUNK_KEYS items is rendered by whichever worker is free and its
+    facts reach the parent on their own, not a worker's whole share at its end; the
+    site is the one a single process builds."""
     monkeypatch.setattr("ibistatic.store.store.PARALLEL_ITEMS", 1)
     monkeypatch.setattr("ibistatic.site.item_phase.CHUNK_KEYS", 2)
-    read = forked._read
-    parts = []
+    each = forked.each
+    chunks = []
 
-    def counted(path):
-        parts.append(path)
-        return read(path)
+    def counted(work, count, doing):
+        for number, result in each(work, count, doing):
+            chunks.append((doing, number, os.getpid()))
+            yield number, result
 
-    monkeypatch.setattr(forked, "_read", counted)
+    monkeypatch.setattr(forked, "each", counted)
     path = make_project(tmp_path)
     config = load_command_config(path, None, 1)
     build_site(config, full=True)
     alone = snapshot(config.output)
-    assert not parts
     config = load_command_config(path, None, 2)
     build_site(config, full=True)
     assert snapshot(config.output) == alone
     rendered = len(load_state(config.cache_dir / "site-state.pickle")[0].items)
-    sent = [p for p in parts if ".part-" in os.path.basename(p)]
-    assert len(sent) >= rendered // 2 >= 4  # a part per 2 items in each worker
+    numbers = sorted(number for doing, number, _ in chunks if doing == "rendering")
+    assert numbers == list(range(-(-rendered // 2))) and len(numbers) >= 4
 
 
 @pytest.mark.skipif(not forked.available(), reason="needs fork")
-def test_a_crawl_cache_saved_beside_the_build_serves_the_next_build(tmp_path, monkeypatch):
-    """A large crawl cache is saved by its own process while the build plans and
-    renders; the next build finds every descriptor in it and builds the same site."""
-    from ibistatic.archive import crawl
+def test_a_crawl_cache_saved_by_a_forked_build_serves_the_next_build(tmp_path, monkeypatch):
+    """The crawl cache of a build over two processes is saved, and let go, before the
+    build plans and renders; the next build finds every descriptor in it and builds
+    the same site."""
     from ibistatic.site.build import Publisher
 
-    monkeypatch.setattr(crawl, "SAVE_ASIDE", 1)  # aside even for the small sample
     config = load_command_config(make_project(tmp_path), None, 2)
     first = Publisher(config)
     report = first.build(full=True)
     assert report.state_saved and first.cache.misses > 10
-    assert first.cache._entries is None  # let go at once: the other process saved them
+    assert first.cache._entries is None  # let go once saved
     built = snapshot(config.output)
     second = Publisher(config)
     second.build()  # an update: `build --full` would trust no cache and parse everything

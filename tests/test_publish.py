@@ -254,8 +254,9 @@ def test_a_worker_dying_while_the_state_is_saved_costs_only_the_next_build(tmp_p
     run_shares = forked.run_shares
 
     def dying_in_the_save(work, progress=None, doing=""):
-        if doing == "saving the build state":
-            work = lambda share, counter: os._exit(9)  # noqa: E731
+        if doing == "saving the build state":  # the first share's worker dies
+            saving = work
+            work = lambda share, counter: os._exit(9) if share == 0 else saving(share, counter)  # noqa: E731
         return run_shares(work, progress, doing)
 
     monkeypatch.setattr(forked, "run_shares", dying_in_the_save)
@@ -265,7 +266,7 @@ def test_a_worker_dying_while_the_state_is_saved_costs_only_the_next_build(tmp_p
     said = [w for w in report.warnings if w.startswith("build state ")]
     assert len(said) == 1 and said[0].endswith(
         "not saved: saving the build state: a worker process ended with exit status 9 and no"
-        " result (share 1 of 2); the next build is a full one"
+        " result (chunk 1 of 2); the next build is a full one"
     )
     monkeypatch.setattr(forked, "run_shares", run_shares)
     assert build_site(config).mode == "full"

@@ -801,35 +801,11 @@ def test_two_processes_write_the_same_pages(tmp_path, monkeypatch):
     ] == []
 
 
-def test_the_early_output_writes_its_files_itself(tmp_path, monkeypatch):
-    """The search's process writes its files into the new tree and sends back only what
-    it made and their digests: the files sent back whole were the build process's peak."""
-    import pickle
-
-    from ibistatic import forked
-    from ibistatic.site.build import build_site
-    from ibistatic.store import store
-
-    results = []
-    result = forked.Aside.result
-    monkeypatch.setattr(
-        forked.Aside, "result", lambda self: results.append(result(self)) or results[-1]
-    )
-    monkeypatch.setattr(store, "PARALLEL_ITEMS", 1)
-    config = load_config(write_config(tmp_path, [SAMPLE / "mtc-m16c", SAMPLE / "mtc-m16d"]))
-    build_site(config, full=True)
-    (sent,) = [r for r in results if isinstance(r, tuple) and len(r) == 3]
-    made, digests, written = sent
-    search = sorted(p for p in digests if p.startswith("search/"))
-    assert "search/index.html" in search and written == len(digests) == len(search)
-    assert sorted(made["search"].site_files) == search
-    page = (config.output / "search" / "index.html").read_bytes()
-    assert page not in pickle.dumps(sent)  # what came back holds no file's bytes
-
-
-def test_a_failing_early_output_fails_the_build_and_keeps_the_last_site(tmp_path, monkeypatch):
-    """The search, made in its own process while the items end, fails the build as any
-    site output would: its error is raised, the last site stays published as it was."""
+def test_a_failing_forked_site_output_fails_the_build_and_keeps_the_last_site(
+    tmp_path, monkeypatch
+):
+    """The search, made in a forked worker with the other costly site outputs, fails the
+    build as any site output would: its error is raised, the last site stays as it was."""
     from ibistatic.site.build import build_site
     from ibistatic.site.outputs import search
     from ibistatic.store import store

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import time
 from dataclasses import replace
@@ -144,58 +143,35 @@ def _marked(path, timeout=20.0):
         time.sleep(0.01)
 
 
-@pytest.mark.skipif("fork" not in multiprocessing.get_all_start_methods(), reason="needs fork")
-@pytest.mark.parametrize("changed", ["before the walk sees it", "after the walk saw it"])
-def test_the_walk_beside_the_crawl_never_stamps_a_change_made_meanwhile(
-    tmp_path, settled, monkeypatch, changed
-):
-    """The Archives are walked for the stamp by a forked process while the build crawls
-    them.  A file changed once the crawl has read it is crawled again next time, whether
-    the walk sees it changed or not (then the stamp no longer holds)."""
+def test_a_change_made_while_the_build_reads_is_crawled_next_time(tmp_path, settled, monkeypatch):
+    """The Archives are walked for the stamp before the build reads them: a file changed
+    once the crawl has read it no longer matches the stamp, and is crawled next time."""
     config = replace(load_config(make_project(tmp_path)), jobs=2)
     build_site(config, full=True)
-    marks, walk, load = tmp_path / "marks", observe.observe, site_build.load_archives
-    marks.mkdir()
+    load = site_build.load_archives
 
-    def walked_apart(roots, began=None):  # runs in the walk's process
-        (marks / f"walker-{os.getpid()}").touch()
-        if changed == "before the walk sees it":
-            _marked(marks / "changed")
-        seen = walk(roots, began)
-        (marks / "walked").touch()
-        return seen
-
-    def loaded_meanwhile(*args, **kwargs):  # the crawl, in the build's own process
-        loaded = load(*args, **kwargs)  # the file is changed once the crawl has read
-        if changed == "after the walk saw it":
-            _marked(marks / "walked")
+    def loaded_meanwhile(*args, **kwargs):  # the file is changed once the crawl has read
+        loaded = load(*args, **kwargs)
         time.sleep(0.05)  # past the file system's clock tick since the build began
         (tmp_path / ITEM / "doc" / "errata.txt").write_text("errata\n", encoding="utf-8")
-        (marks / "changed").touch()
         return loaded
 
-    monkeypatch.setattr(observe, "observe", walked_apart)
     monkeypatch.setattr(site_build, "load_archives", loaded_meanwhile)
     assert build_site(config, full=True).written >= 1
-    walkers = [mark.name for mark in marks.iterdir() if mark.name.startswith("walker-")]
-    assert walkers and walkers != [f"walker-{os.getpid()}"]  # walked in another process
-    assert stamp_path(config).exists() == (changed == "after the walk saw it")
-    monkeypatch.setattr(observe, "observe", walk)
+    assert stamp_path(config).exists()
+    monkeypatch.setattr(site_build, "load_archives", load)
     with pytest.raises(Crawled):
         _build_refusing_crawls(config)
 
 
-@pytest.mark.parametrize("how", ["its process dies", "it raises"])
 def test_a_walk_that_fails_costs_only_the_next_builds_short_cut(
-    tmp_path, settled, monkeypatch, caplog, how
+    tmp_path, settled, monkeypatch, caplog
 ):
     """The site is published and the failure said; only the stamp is missing."""
     config = load_config(make_project(tmp_path))
-    first, parent = build_site(config, full=True), os.getpid()
+    first = build_site(config, full=True)
 
     def failing(roots, began=None):
-        if how == "its process dies" and os.getpid() != parent:
-            os._exit(9)
         raise MemoryError
 
     monkeypatch.setattr(observe, "observe", failing)
@@ -204,8 +180,7 @@ def test_a_walk_that_fails_costs_only_the_next_builds_short_cut(
     assert not stamp_path(config).exists()
     said = caplog.text
     assert "the Archives were not observed for the build's stamp (" in said
-    dead = forked.available() and how == "its process dies"
-    assert ("exit status 9" if dead else "MemoryError") in said
+    assert "MemoryError" in said
 
 
 def test_with_one_job_the_walk_is_done_first_in_the_builds_process(tmp_path, settled, monkeypatch):
@@ -280,10 +255,8 @@ def test_an_observation_walked_by_forked_workers_is_the_one_walked_here(
     monkeypatch.setattr(observe, "SPLIT_FOLDERS", 8)  # split even this small tree
     monkeypatch.setattr(observe, "FORK_FOLDERS", 8)
     forks = []
-    run_shares = forked.run_shares
-    monkeypatch.setattr(
-        forked, "run_shares", lambda *a, **k: forks.append(1) or run_shares(*a, **k)
-    )
+    fork = forked._fork
+    monkeypatch.setattr(forked, "_fork", lambda *a: forks.append(1) or fork(*a))
     _tree(tmp_path / "a")
     _tree(tmp_path / "b", folders=7)
     roots = [tmp_path / "a", tmp_path / "b"]

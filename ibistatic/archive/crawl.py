@@ -135,32 +135,10 @@ class CrawlCache:
 
     @contextmanager
     def saved(self) -> Iterator[None]:
-        """save() and release() for the block that follows.  A large cache is saved by
-        a forked process (forked.Aside) while the block runs, and its entries are let go
-        here at once; the block's end (even a failure) waits for that process and takes
-        its warning.  At
-        100,000 items the saving (about 1 s) then runs beside the planning of the build,
-        on the core the parent leaves idle, not before it.  Should that saving fail,
-        the entries are gone all the same: only a later read of the cache (watch never
-        comes here) parses the descriptors again."""
-        if self._saved_already() or len(self.entries) < SAVE_ASIDE or not forked.available():
-            self.save()
-            self.release()
-            yield
-            return
-        misses = self.misses
-
-        def save_there() -> str | None:
-            with forked.in_process():  # a forked process may not fork again
-                return self._write()
-
-        with forked.Aside(save_there, "saving the crawl cache") as aside:
-            aside.go()
-            self._entries = None  # the process has its copy
-            try:
-                yield
-            finally:  # waited for even when the block fails: the crawl's work is kept,
-                self._settle(_outcome(aside), misses)  # and no half-written file is left
+        """save() and release() for the block that follows."""
+        self.save()
+        self.release()
+        yield
 
     def _saved_already(self) -> bool:
         return self.path is None or (self.misses == self._saved_misses and self.path.exists())
@@ -178,19 +156,6 @@ class CrawlCache:
             self._saved_misses = misses
         else:
             self.warnings.append(unsaved)
-
-
-def _outcome(aside: forked.Aside) -> str | None:
-    """What the saving process said (why it did not save), or how it failed."""
-    try:
-        return aside.result()
-    except Exception as error:  # noqa: BLE001 - a warning: the build goes on without it
-        return f"crawl cache not saved: {type(error).__name__}: {error}"
-
-
-#: entries from which a build's crawl cache is saved by a forked process beside the
-#: build (CrawlCache.saved); fewer are saved in a few milliseconds, less than a fork
-SAVE_ASIDE = 5000
 
 
 _MISSING = object()
@@ -650,33 +615,29 @@ def _read_repositories(
         return results
     if cache is not None:
         cache.entries  # read once, before the workers fork, not once in each  # noqa: B018
-    reported = 0
 
-    def advance(done: int) -> None:  # `progress` counts steps, the workers a total
-        nonlocal reported
-        if progress is not None and done > reported:
-            progress(done - reported)
-            reported = done
+    def chunk(number: int) -> tuple[list, dict, int, int]:
+        mine = relatives[number * CHUNK_REPOSITORIES : (number + 1) * CHUNK_REPOSITORIES]
+        return _read_chunk(mine, root, name, cache, root_real, linked)
 
     doing = f"reading the {len(relatives):,} repositories of Archive {name}"
-    shares = forked.shares_as_done(
-        lambda share, counter: _read_share(
-            share, counter, root, name, relatives, cache, root_real, linked
-        ),
-        advance,
-        doing,
-    )
+    chunks = -(-len(relatives) // CHUNK_REPOSITORIES)
     results: list = [None] * len(relatives)
-    for share, (read, fresh, hits, misses) in shares:
+    for number, (read, fresh, hits, misses) in forked.each(chunk, chunks, doing):
         if cache is not None:
             read = [_from_cache(cache, result) for result in read]
             cache.entries.update(fresh)  # what the worker parsed, as received
             cache.hits += hits
             cache.misses += misses
-        results[share :: forked.workers()] = read
-    advance(len(relatives))
+        start = number * CHUNK_REPOSITORIES
+        results[start : start + len(read)] = read
+        if progress is not None:
+            progress(len(read))
     return results
 
+
+#: the repositories a forked worker reads at a time, then hands back to the parent
+CHUNK_REPOSITORIES = 500
 
 _ITEM = "item:"  # the crawl cache's keys of validated items: this, then item.yaml's path
 
@@ -701,23 +662,20 @@ def _from_cache(cache: CrawlCache, result: tuple) -> tuple:
     return cache.entries[result.key][1][0], result.problems  # the parent's own item
 
 
-def _read_share(
-    share: int,
-    counter,
+def _read_chunk(
+    relatives: list[str],
     root: Path,
     name: str,
-    relatives: list[str],
     cache: CrawlCache | None,
     root_real: str,
     linked: frozenset[str] | set[str],
 ) -> tuple[list, dict, int, int]:
-    """In a forked worker: every workers()-th repository from `share` on (those the cache
-    gave as _Cached), and what the cache learnt meanwhile (the parent's copy of the cache
-    does not see it)."""
+    """In a forked worker: the repositories `relatives` (those the cache gave as _Cached),
+    and what the cache learnt meanwhile (the parent's copy of the cache does not see it)."""
     if cache is not None:
         cache.fresh, cache.hits, cache.misses = {}, 0, 0
     read: list = []
-    for number, relative in enumerate(relatives[share :: forked.workers()], 1):
+    for relative in relatives:
         plain = relative not in linked
         hits = cache.hits if cache is not None else 0
         item, problems = read_repository(root, name, relative, cache, root_real, plain)
@@ -725,8 +683,6 @@ def _read_share(
             read.append(_Cached(_ITEM + _descriptor(root, relative), problems))
         else:
             read.append((item, problems))
-        if number % 64 == 0:
-            forked.count(counter, 64)
     if cache is None:
         return read, {}, 0, 0
     return read, cache.fresh, cache.hits, cache.misses

@@ -96,33 +96,13 @@ FORK_FOLDERS = 64
 
 @contextmanager
 def observing(roots: Iterable[Path | str]) -> Iterator[Callable[[], Observation | None]]:
-    """The observation of `roots` as a build that begins now reads them, walked by a
-    forked process while the block runs (the crawl, the pages): yields a function that
-    waits for it.  At 100k items the walk took 3.3 s of the build's wall time before its
-    crawl could begin (5 s of CPU shared out); beside the crawl it costs one process's
-    4 s of CPU, and nothing waits for it until the stamp is saved.
-
-    Safe because the racy rule counts from now, before anything is read: an entry the
-    walk sees changed while the build reads has a time after this moment, so the
-    observation is not kept; one changed after the walk saw it no longer matches it.
-    Where no process may be forked (--jobs 1, watch's threads), the walk is done here,
-    now.  A walk that fails or whose process dies gives no observation, with a warning:
+    """The observation of `roots` as a build that begins now reads them, for the block
+    that follows (the build): yields a function that gives it.  The racy rule counts
+    from now, before anything is read: an entry changed after the walk saw it no longer
+    matches the observation.  A walk that fails gives no observation, with a warning:
     it only costs the next build its short cut."""
-    began = time.time_ns()
-    roots = tuple(roots)
-    if not forked.available():
-        seen = _observed(lambda: observe(roots, began))
-        yield lambda: seen
-        return
-    with forked.Aside(lambda: _walked_alone(roots, began), "observing the Archives") as aside:
-        aside.go()
-        yield lambda: _observed(aside.result)
-
-
-def _walked_alone(roots: tuple[Path | str, ...], began: int) -> Observation | None:
-    """observe() in the forked process, walking alone: it runs beside the crawl's workers."""
-    with forked.in_process():  # a forked process may not fork again
-        return observe(roots, began)
+    seen = _observed(lambda: observe(roots))
+    yield lambda: seen
 
 
 def _observed(walk: Callable[[], Observation | None]) -> Observation | None:
@@ -205,19 +185,9 @@ def _walk_apart(folders: list[str]) -> list[_Part | None]:
 def _apart(work: Callable[[int], T], count: int, doing: str) -> list[T]:
     """work(n) for each n of range(count), in order; in forked workers, each taking the
     next number left, when there are FORK_FOLDERS or more."""
-    if count < FORK_FOLDERS or not forked.available():
+    if count < FORK_FOLDERS:
         return [work(number) for number in range(count)]
-
-    def share(_: int, taken) -> dict[int, T]:
-        done = {}
-        while (number := forked.take(taken)) < count:
-            done[number] = work(number)
-        return done
-
-    found: dict[int, T] = {}
-    for done in forked.run_shares(share, None, doing):
-        found.update(done)
-    return [found[number] for number in range(count)]
+    return forked.ordered(work, count, doing)
 
 
 def _first_levels(roots: tuple[str, ...]) -> tuple[list[tuple[str, os.stat_result]], list[str]]:

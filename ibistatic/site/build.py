@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from contextlib import nullcontext
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
@@ -40,7 +40,7 @@ from .item_phase import ItemsFailed, render_items
 from .outputs import SiteContext
 from .outputs.documents import DOCUMENTS_FOLDER
 from .plan import Plan, last_published, nothing_to_do, plan_build
-from .site_phase import early_outputs, render_site
+from .site_phase import render_site
 from .state import State, fingerprint, load_state, save_state
 from .unchanged import forget_stamp, save_stamp, unchanged_report
 
@@ -125,22 +125,16 @@ def publish(
         else State(fingerprint(config, loaded), {}, {}, {}, {}, {}, plan.digits)
     )
     site = pages.Site(config, file_sums)
-    # the context the early site outputs (the search) will see, made only if they fork
-    as_it_will_be = partial(_early_context, config, site, loaded, state, plan, log)
-    with (
-        _open_store(config.output, plan, state, early=keep_memo) as store,
-        early_outputs(plan, as_it_will_be, store, keep_memo) as early,
-    ):
+    with _open_store(config.output, plan, state, early=keep_memo) as store:
         progress.phase("resolving and rendering", len(plan.rendered()))
-        begin = early.begin if early is not None else None
-        facts = render_items(config, site, loaded, plan, store, progress, begin)
+        facts = render_items(config, site, loaded, plan, store, progress)
         store.carry(*carried_digests(state, plan.affected))  # the pages no change reached
         item_pages = len(store.digests)  # every file so far is an item's page
         touched = fold_facts(loaded, state, plan, facts)
         del facts  # in the state now
         progress.phase("index and site-wide files")
         context = _site_context(config, site, loaded, state, touched, log, keep_memo)
-        made = render_site(plan, context, store, keep=keep_memo, early=early)
+        made = render_site(plan, context, store, keep=keep_memo)
         publication, removed = store.commit()
     store.finish(publication)
     _published(state, publication, store, made, item_pages)
@@ -197,12 +191,6 @@ def _open_store(output: Path, plan: Plan, state: State, early: bool) -> Store:
     if plan.full:
         return Store.full(output)
     return Store.update(output, state.publication(), state.digests, early)
-
-
-def _early_context(config, site, loaded, state: State, plan: Plan, log) -> SiteContext:
-    """The site context as the early site outputs will see it: its state's items the
-    plan's, as fold_facts will make them (all that such an output reads)."""
-    return _site_context(config, site, loaded, replace(state, items=plan.items), set(), log)
 
 
 def _site_context(

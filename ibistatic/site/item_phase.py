@@ -2,16 +2,15 @@
 (site.build).
 
 From ``store.PARALLEL_ITEMS`` items on, the items are shared among forked workers
-(Store.render), each writing its files straight into the new generation and sending
-back its items' facts (site.facts).  A share is resolved and rendered a chunk of
-``CHUNK_KEYS`` repositories at a time, so that it holds the resolutions and URLs of one
-chunk, not of all its items.
+(Store.render) ``CHUNK_KEYS`` repositories at a time, each writing its files straight
+into the new generation and sending back its chunk's facts (site.facts): a worker holds
+the resolutions and URLs of one chunk, not of all its items.
 """
 
 from __future__ import annotations
 
 import errno
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from functools import partial
 
 from ..errors import PublishError, failure
@@ -38,17 +37,13 @@ class ItemsFailed(PublishError):
         self.failed = failed
 
 
-def render_items(
-    config, site, loaded, plan: Plan, store: Store, progress, begun: Callable | None = None
-) -> Facts:
-    """The item outputs of the plan's rendered items (in forked workers when many);
-    `begun()` once the first worker ends (a core is free: the early site outputs
-    begin)."""
+def render_items(config, site, loaded, plan: Plan, store: Store, progress) -> Facts:
+    """The item outputs of the plan's rendered items (in forked workers when many)."""
     facts = Facts()
     site.file_sums.known  # read before forking: every worker shares one copy,
     loaded.views()  # and the views (each counts its Archive's languages, over every item)
     work = partial(_render_share, config, site, loaded, plan)
-    for part in store.render(plan.rendered(), work, progress, begun):
+    for part in store.render(plan.rendered(), work, progress, CHUNK_KEYS):
         facts.merge(part)
         del part  # before the next is read: one part at a time in memory
     if facts.failed:
@@ -59,8 +54,7 @@ def render_items(
     return facts
 
 
-#: the items resolved and rendered together: a share holds the resolutions and URLs of
-#: one chunk at a time, not of all its items
+#: the items resolved and rendered together: a forked worker's chunk (Store.render)
 CHUNK_KEYS = 1000
 
 

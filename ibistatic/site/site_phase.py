@@ -3,26 +3,21 @@
 In a full build of a large site, the outputs marked ``apart`` (the index, sitemaps,
 search and host files: the costly ones) run in forked workers side by side
 (Store.render_apart), the others here; what they made is merged in the outputs' order.
-Those marked ``early`` as well (the search: it reads only the items) are made in a
-forked process of their own that begins while the items' last worker ends
-(:func:`early_outputs`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import partial
 
-from .. import forked
 from ..store.files import File, Notice, Tree
 from ..store.store import Store
 from . import outputs, pages
 from .outputs import SiteContext
 from .plan import Plan
 
-__all__ = ["EarlyOutputs", "SiteMade", "early_outputs", "render_site", "put_checked"]
+__all__ = ["SiteMade", "render_site", "put_checked"]
 
 
 def put_checked(files, file: File) -> bool:
@@ -49,74 +44,17 @@ class SiteMade:
         self.trees += other.trees
 
 
-class EarlyOutputs:
-    """The site outputs marked ``early`` (the search), made in a forked process
-    (forked.Aside) forked before the items' workers and begun when the first of them
-    ends.  At 100,000 items on two cores the search's 5 s of CPU then run while the
-    other worker ends and the parent reads and folds the items' results, where one
-    core waited, instead of after them as the longest of the site outputs.  That
-    process writes their files straight into the new tree, as the items' workers do,
-    and sends back what the outputs made and the files' digests: sent back whole, the
-    files were the build process's peak (42 MiB more at 100,000 items)."""
-
-    def __init__(self, early: tuple, aside: forked.Aside) -> None:
-        self.outputs = early
-        self._aside = aside
-
-    def begin(self) -> None:
-        self._aside.go()
-
-    def made(self, store: Store) -> dict:
-        """output -> SiteMade, their files absorbed by `store` (waits for the process)."""
-        made, digests, written = self._aside.result()
-        store.absorb_apart(digests, written)
-        return {output: made[output.name] for output in self.outputs}
-
-
-@contextmanager
-def early_outputs(
-    plan: Plan, context: Callable[[], SiteContext], store: Store, keep: bool = False
-) -> Iterator[EarlyOutputs | None]:
-    """The ``early`` site outputs forked now, when the items will be rendered in forked
-    workers (a full build of a large site, never watch's `keep`); else None, and
-    render_site makes them with the others.  `context()`: the site context as it will
-    be, its state's items the plan's (all that an early output reads)."""
-    early = tuple(output for output in outputs.SITE_OUTPUTS if getattr(output, "early", False))
-    if keep or not early or not store.forks(len(plan.rendered())):
-        yield None
-        return
-    names = ", ".join(output.name for output in early)
-    work = partial(_early_made, plan, context(), early, store.files_apart())
-    with forked.Aside(work, f"making the site output {names}") as aside:
-        yield EarlyOutputs(early, aside)
-
-
-def _early_made(plan: Plan, context: SiteContext, early: tuple, files) -> tuple[dict, dict, int]:
-    """In the early process: (output name -> SiteMade, the digests of the files it
-    wrote into `files`, how many it wrote)."""
-    made = {}
-    for output in early:
-        made[output.name] = _put_all(output.files(plan, context), output, files)
-        if made[output.name].trees:  # a tree's maker cannot be sent back: a bug, not input
-            raise RuntimeError(f"the early site output {output.name} made a tree")
-        context.state.memo.pop(output.name, None)  # as _made_apart: the next one's memory
-    return made, files.digests, files.written
-
-
 def render_site(
     plan: Plan,
     context: SiteContext,
     store: Store,
     keep: bool = False,
-    early: EarlyOutputs | None = None,
 ) -> SiteMade:
     """The site outputs' files: the costly ones (`apart`) each in a forked process of a
     full build, beside the others here; merged in the outputs' order either way.  With
     `keep` (watch), all of them here: what they keep in the state's memo (site.memo)
-    stays for the next republish, which then costs what it changes.  `early`: those
-    already begun (early_outputs), put last, when the others are made."""
-    begun = early.outputs if early is not None else ()
-    left = [output for output in outputs.SITE_OUTPUTS if output not in begun]
+    stays for the next republish, which then costs what it changes."""
+    left = list(outputs.SITE_OUTPUTS)
     apart = sorted(  # the costliest first: the workers take the next one left
         (output for output in left if getattr(output, "apart", 0)),
         key=lambda output: -output.apart,
@@ -135,8 +73,6 @@ def render_site(
         made = dict(zip(apart, made_apart))
     for output in here:
         made[output] = _made_by(plan, context, output, store)
-    if early is not None:
-        made.update(early.made(store))
     total = SiteMade()
     for output in outputs.SITE_OUTPUTS:
         total.add(made[output])

@@ -129,15 +129,6 @@ class Files:
             self._put_data(file.path, file.data)
         return True
 
-    def take_new(self) -> tuple[dict[str, bytes], int]:
-        """The digests of the files put since the last call, and how many were written;
-        forgotten here (a forked worker sends them with each part of its results, and
-        holds no more than a part's: at 1M items a share's were hundreds of MB)."""
-        digests, written = self.digests, self.written
-        self.digests, self.written = {}, 0
-        self._made = set()  # the next part's pages are in folders of their own
-        return digests, written
-
     def absorb(self, digests: dict[str, bytes], written: int) -> None:
         """What a forked worker wrote straight to disk."""
         self.digests.update(digests)

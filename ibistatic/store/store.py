@@ -28,6 +28,10 @@ PARALLEL_ITEMS = 5000
 Result = TypeVar("Result")
 
 
+def _nothing() -> None:
+    """A forked chunk's tick: its keys are counted when it comes back."""
+
+
 class Store:
     """Where one build writes its files (see the module's docstring)."""
 
@@ -98,14 +102,13 @@ class Store:
         keys: list[str],
         work: Callable[[list[str], Files, Callable[[], None]], Iterable[Result]],
         progress,
-        ended: Callable[[], None] | None = None,
+        chunk: int,
     ) -> Iterator[Result]:
         """`work(keys, files, tick)` over `keys`, which yields its results part by part:
-        in forked processes when there are many keys and the files go straight to disk,
-        else here; `tick()` once per key done.  Yields each part as a worker sends it
-        (the parent reads and merges them while the workers go on, and a worker holds
-        one part at a time), so their order is not the keys'.  `ended()` as each worker
-        ends (forked.shares_as_done)."""
+        in forked processes, `chunk` keys at a time, when there are many keys and the
+        files go straight to disk, else here; `tick()` once per key done.  Yields each
+        part as it comes back (the parent merges them while the workers go on), so their
+        order is not the keys'."""
         direct = self.generation.direct
         if not self.forks(len(keys)):
             yield from work(keys, self.files, progress.advance)
@@ -114,18 +117,16 @@ class Store:
             self.flush()
             return
 
-        def share_of(share: int, done) -> None:
+        def rendered(number: int) -> tuple[list, dict, int]:
             files = Files({}, direct)
-            mine = keys[share :: forked.workers()]
-            for result in work(mine, files, lambda: forked.count(done, 1)):
-                forked.send((result, *files.take_new()))
+            results = list(work(keys[number * chunk : (number + 1) * chunk], files, _nothing))
+            return results, files.digests, files.written
 
-        shares = forked.shares_as_done(share_of, progress.update, ended=ended)
-        for _, sent in shares:
-            if sent is not None:  # None: a worker's end (all it had was sent)
-                result, digests, written = sent
-                self.files.absorb(digests, written)
-                yield result
+        chunks = -(-len(keys) // chunk)
+        for number, (results, digests, written) in forked.each(rendered, chunks, "rendering"):
+            self.files.absorb(digests, written)
+            progress.advance(len(keys[number * chunk : (number + 1) * chunk]))
+            yield from results
 
     def render_apart(
         self, parts: list, work: Callable[[object, Files], Result], items: int
@@ -147,24 +148,14 @@ class Store:
         return self.generation.direct is not None and items >= PARALLEL_ITEMS and forked.available()
 
     def _apart(self, parts: list, work, direct) -> Iterator[Result]:
-        def share_of(share: int, taken) -> tuple:
+        def made(number: int) -> tuple:
             files = Files({}, direct, taken=self.files.digests)
-            results = {}
-            while (number := forked.take(taken)) < len(parts):
-                results[number] = work(parts[number], files)
-            return results, files.digests, files.written
+            return work(parts[number], files), files.digests, files.written
 
-        shares = list(forked.run_shares(share_of, None, "writing the site-wide files"))
-        by_part: dict = {}
-        for results, digests, written in shares:
+        done = forked.ordered(made, len(parts), "writing the site-wide files")
+        for _, digests, written in done:
             self.absorb_apart(digests, written)
-            by_part.update(results)
-        yield from (by_part[number] for number in range(len(parts)))
-
-    def files_apart(self) -> Files:
-        """For a process forked from this one (forks()): its files straight into the new
-        tree; what it wrote comes back to absorb_apart()."""
-        return Files({}, self.generation.direct)
+        yield from (result for result, _, _ in done)
 
     def absorb_apart(self, digests: dict[str, bytes], written: int) -> None:
         """What a forked process wrote straight into the new tree (`digests`: its files)."""

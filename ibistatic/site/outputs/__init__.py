@@ -95,10 +95,6 @@ class Output(Protocol):
     #: optional, `apart = N` (its cost, 1 the least): in a full build it runs in a forked
     #: process beside the other such outputs, the costliest taken first (it must yield
     #: no Tree: a Tree's maker is not sent back)
-    #: optional, `early = True`: it reads only the plan's items (context.state.items),
-    #: the site and the state's memo, never what rendering the items learns; in a full
-    #: build it is then made in a forked process that begins as soon as the first of the
-    #: items' workers ends (site.site_phase.EarlyOutputs)
 
     def files(self, plan: Plan, context) -> Iterable[File | Tree | Notice]:
         """The files, trees and notices of this output, one at a time."""

@@ -25,11 +25,7 @@ class Search:
     name = "search"
     pages = False
     remembered = False
-    #: it reads only the items: in a full build of a large site, made in a process of
-    #: its own begun while the items' last workers end (site_phase.early_outputs)
-    early = True
-    #: the costliest of the forked site outputs, should a full
-    #: build run render_site without early_outputs
+    #: the costliest of the forked site outputs
     apart = 4
 
     def files(self, plan, context) -> Iterator[File]:
