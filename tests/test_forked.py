@@ -8,6 +8,7 @@ import pickle
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 import pytest
@@ -17,9 +18,12 @@ from ibistatic import forked
 pytestmark = pytest.mark.skipif(not forked.available(), reason="needs fork")
 
 
-def test_each_chunk_runs_in_one_of_jobs_workers_and_comes_back_merged_in_order(tmp_path):
+def test_each_chunk_runs_in_one_of_jobs_workers_and_comes_back_merged_in_order(
+    tmp_path, monkeypatch
+):
     """The work is a closure over the parent's data (reached by fork, never pickled);
     the chunks are shared among --jobs workers, each result merged in chunk order."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # what others leave is not ours
     big = b"x" * 50_000_000  # pickled for each chunk, this would take seconds
 
     def work(number):
@@ -31,7 +35,7 @@ def test_each_chunk_runs_in_one_of_jobs_workers_and_comes_back_merged_in_order(t
     pids = {pid for _, pid, _ in done}
     assert len(pids) == 3 and os.getpid() not in pids
     assert multiprocessing.active_children() == []  # none left behind, no files either
-    assert not [p for p in os.listdir("/tmp") if p.startswith("ibistatic-shares-")]
+    assert os.listdir(tmp_path) == []
 
 
 def test_one_job_runs_here_in_order():
