@@ -2,8 +2,8 @@
 with an HMAC so that only this user's own builds can have written them.
 
 Chunks: one ``pickle.dump`` of a whole dict keeps a memo entry for every object it writes
-until it is done: for the state of a 100,000-item site that is hundreds of MiB on top of
-the objects themselves.  Each chunk here is a pickle of its own, so the memo never holds
+until it is done: for the state of a large site that is more memory than the objects
+themselves.  Each chunk here is a pickle of its own, so the memo never holds
 more than a chunk.  (Objects shared between chunks are written once per chunk.)
 
 Sealing: unpickling runs code named in the file, and the cache folder sits beside the
@@ -204,9 +204,8 @@ def _verify(file: IO[bytes], kind: str) -> None:
     file.seek(len(header))
 
 
-#: chunks from which pickling is shared among forked workers (a 100,000-item build
-#: state has about 700; pickling them took 5 s in one process; the crawl cache of
-#: 100,000 items has 21, saved in 0.72 s shared out against 0.92 s in one process)
+#: chunks from which pickling is shared among forked workers (a large build's state
+#: has hundreds; pickled in one process, they were seconds of its build)
 PARALLEL_CHUNKS = 16
 _END = pickle.dumps(None, protocol=pickle.HIGHEST_PROTOCOL)
 
@@ -221,8 +220,8 @@ def _dump_mappings(out: IO[bytes], mappings: Sequence[Mapping], doing: str) -> N
             dump_mapping(out, mapping)
         return
     # the keys alone, listed before forking (shared): a list of every (key, value)
-    # was a tuple per entry in the parent's memory at its peak, 18 MiB at 100,000
-    # items; a worker walking the mappings itself would touch, and so copy, all of them
+    # was a tuple per entry in the parent's memory at its peak; a worker walking the
+    # mappings itself would touch, and so copy, all of them
     keys = [list(mapping) for mapping in mappings]
     chunks = [
         (mapping, of, start)

@@ -650,7 +650,7 @@ def _descriptor(root: Path | str, relative: str) -> str:
 class _Cached(NamedTuple):
     """What a worker sends of an item the cache gave it: the parent's cache holds the
     same item (the worker's cache is its copy), so only the key and the walk's problems
-    travel (a warm crawl at 100k sends 105,000 of these instead of the items)."""
+    travel (a warm crawl sends one of these per item instead of the items)."""
 
     key: str
     problems: list

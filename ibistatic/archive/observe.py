@@ -49,7 +49,7 @@ class Observation:
 
     roots: tuple[str, ...]  # each Archive root's real path, in the configuration's order
     #: the entries, NUL-separated (a NUL is the one byte no name holds), zlib-compressed:
-    #: held through the whole build (and by every forked worker), 42 MB at 100k, 2.8 packed
+    #: held through the whole build (and by every forked worker), so packed
     packed: bytes
     #: one digest of the parts' digests, in order: each part digests its own entries
     digest: bytes
@@ -79,8 +79,8 @@ class Observation:
             except OSError:
                 return None
 
-        # the parts side by side: at 1M items, after a build evicted the inode cache,
-        # 3 million lstat calls took 214 s in one process
+        # the parts side by side: after a build evicted the inode cache, an lstat per
+        # entry waits on the disk, and the waits overlap
         parts = _apart(digest_of, len(self.counts), "checking the Archives are unchanged")
         return None not in parts and _joined_digest(parts) == self.digest
 
@@ -127,8 +127,8 @@ def observe(roots: Iterable[Path | str], began: int | None = None) -> Observatio
     RACY_SECONDS before `began`, time.time_ns() when the build began reading; default: now).
 
     The first levels are walked here, the subtrees of the folders found there (many of
-    them) by the forked workers side by side when the tree is large: at 100k items the
-    walk of 421,000 entries took 5.5 s in one process."""
+    them) by the forked workers side by side when the tree is large (a walk in one
+    process was seconds of a large build)."""
     began = time.time_ns() if began is None else began
     real = tuple(os.path.realpath(root) for root in roots)
     try:
@@ -158,7 +158,7 @@ class _Part:
 
 
 def _seen(entries: Iterable[tuple[str, os.stat_result]]) -> _Part:
-    # digested as walked: keeping every stat result (about 1 KB each) took 491 MiB at 100k
+    # digested as walked: keeping every stat result (about 1 KB each) grew with the tree
     digest = hashlib.blake2b(digest_size=32)
     paths: list[bytes] = []
     newest = 0

@@ -254,7 +254,7 @@ class Publisher:
         self.cache.trusted = self.file_sums.trusted = not full
         loaded = self._load(full, changed_paths)
         # saved now (beside the build when large), the crawl cache and file sums leave
-        # memory for the rest of the build (at 100k, tens of MB in every worker); watch
+        # memory for the rest of the build (in every worker too); watch
         # keeps both for its next republish
         with self.cache.saved() if self.persist else nullcontext():
             report = self._publish(loaded, full)
@@ -288,7 +288,7 @@ class Publisher:
             )
             # the same generation still live: nothing published, the saved state holds
             if self.persist and self.state.generation != before:
-                self.progress.phase("saving the build state")  # 3-4 s at 100k: named
+                self.progress.phase("saving the build state")  # seconds in a large build: named
                 self._warn(save_state(self._state_path, self.state))
             if not self.persist:  # watch: the next republish writes into a spare made now
                 ahead = spare_ahead(self.config.output, self.state.publication())

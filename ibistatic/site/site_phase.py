@@ -84,8 +84,8 @@ def render_site(
 def _made_apart(plan: Plan, context: SiteContext, output, files) -> SiteMade:
     """_made_by in a forked worker, which then lets go of what the output kept in the
     state's memo: that serves the next republish of one process (watch), and the worker's
-    next output would be made on top of it (at 100k, the search's 270 MiB under the
-    sitemaps: the build's peak)."""
+    next output would be made on top of it (the search's memory under the sitemaps was
+    the build's peak)."""
     made = _made_by(plan, context, output, files)
     context.state.memo.pop(output.name, None)
     return made

@@ -169,8 +169,8 @@ def load_state(path: Path, items_only: bool = False) -> tuple[State | None, str 
     """The saved state (None: none, or an older one) and a warning when it is not used.
 
     `items_only`: the other large fields are left unread (empty), for a full build, which
-    needs only what the last build published (at 100k, a third of the time to read the
-    whole); such a state must never be updated or saved."""
+    needs only what the last build published (a third of the time to read the whole);
+    such a state must never be updated or saved."""
     count = 1 if items_only else len(_LARGE_FIELDS)  # "items" comes first in the file
     try:
         loaded = load_sealed(path, "build state", STATE_VERSION, count)

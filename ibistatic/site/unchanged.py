@@ -8,7 +8,7 @@ checks the stamp: the same ibistatic, settings and outputs, every entry of the A
 unchanged to ``lstat``, the same generation live with the same manifest: then the site
 is what that build would publish again, and its report is the stamp's.  No crawl cache,
 no state and no descriptor is read: the check costs one ``lstat`` per entry of the
-Archives (about 2 s for 100,000 items, benchmarks/README.md).
+Archives (benchmarks/README.md has its figures).
 
 Anything else goes the usual way (site.build.publish), which still makes a no-op of an
 update that changes nothing, after crawling.  The stamp is removed before any such
@@ -103,7 +103,7 @@ def save_stamp(config: SiteConfig, outputs: tuple[str, ...], observation, report
 
 def code_fingerprint() -> bytes:
     """A digest of the name, size and mtime of every file of the installed package
-    (about 200, 10 ms): an upgrade, or a developer's edit, is never answered by the
+    (a few hundred): an upgrade, or a developer's edit, is never answered by the
     stamp of a build that another ibistatic made (the build state only knows its
     STATE_VERSION)."""
     package = Path(__file__).resolve().parent.parent
