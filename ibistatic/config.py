@@ -463,7 +463,7 @@ CONFIG_SCHEMA = Schema(
             "modifiers",
             "`default` (bare URL, `!`, `:`, `:(oai_dc)`, `!:(oai_dc)`), `all` (every shape of Table 6.2 "
             "with the item's languages and `oai_dc`, see [below](#modifiers-all)), or a list such "
-            'as `["", "!", "!:(oai_dc)"]`',
+            'as `["", "!", "+(pt)"]`',
             "`default`",
             read=_modifiers,
             absent="default",

@@ -278,7 +278,7 @@ class Watcher:
             self.last_started = began
             self.republished += 1
             # what this build keeps is long-lived: the cyclic GC need not scan it again on
-            # every later republish (a full scan of 100k items takes about a second)
+            # every later republish (a full scan of a large site's objects takes long)
             gc.freeze()
         self._read_all = False
         for problem in report.problems:

@@ -124,6 +124,7 @@ def test_no_semaphore_is_needed(monkeypatch):
 def test_the_heap_is_trimmed_and_the_collector_frozen_only_for_the_fork(monkeypatch):
     import gc
 
+    gc.unfreeze()  # an earlier test's server (web.server) may have frozen this process
     calls = []
     monkeypatch.setattr(forked, "_trim_heap", lambda: calls.append(gc.get_freeze_count() > 0))
     with forked.using_jobs(2):

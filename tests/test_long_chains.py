@@ -290,10 +290,11 @@ def _counted_work(monkeypatch, config: Path) -> tuple[int, Counter]:
 def test_a_chain_is_walked_once(monkeypatch, tmp_path):
     n = 1_000
     targets, counts = _counted_work(monkeypatch, make_chain_project(tmp_path, n))
-    assert targets == 4 * n  # the bare URL, `!`, `:`, `:(oai_dc)`
-    # each edition's bare URL and metadata ask once; the `!` of the first edition walks
-    # the chain once, and every other edition's `!` takes the rest from it
-    assert counts["property lists"] == 3 * n + n
+    assert targets == 5 * n  # the bare URL, `!`, `:`, `:(oai_dc)`, `!:(oai_dc)`
+    # each edition's bare URL and metadata ask once, its `!:(oai_dc)` once more (the last
+    # edition's metadata); the `!` of the first edition walks the chain once, and every
+    # other edition's `!` takes the rest from it
+    assert counts["property lists"] == 4 * n + n
     assert counts["lookups"] < 10 * n  # the storage check walks each edition once too
 
 

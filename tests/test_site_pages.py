@@ -289,7 +289,7 @@ def test_a_page_for_every_target_and_nothing_else(tmp_path):
     assert site_wide <= others
     assert all(p.startswith(("files/", "metadata/", "record/")) for p in others - site_wide)
     assert pages == len(written)
-    assert len(targets) == 20 * 4  # 20 IBIs (both forms) x the four default modifiers
+    assert len(targets) == 20 * 5  # 20 IBIs (both forms) x the five default modifiers
 
 
 # ---------------------------------------------------------------------------------
@@ -439,7 +439,7 @@ def test_a_site_below_a_path_finds_its_assets_there(tmp_path):
 def test_landing_page_counts_and_links(site):
     found = Page((site / "index.html").read_text("utf-8"))
     text = " ".join("".join(found.text).split())
-    assert "17 items held in 2 Archives: 20 IBIs, 80 persistent URLs" in text
+    assert "17 items held in 2 Archives: 20 IBIs, 100 persistent URLs" in text
     rows = [
         cells
         for cells in re.findall(r"<tr><td>(.*?)</tr>", (site / "index.html").read_text("utf-8"))
@@ -461,9 +461,9 @@ def _locs(path: Path) -> list[str]:
 
 def test_sitemap_lists_every_redirecting_persistent_url(site, resolver):
     locs = _locs(site / "sitemap.xml")
-    # alert pages left out: the deleted item (4 modifiers) and the metadata of the four
-    # Metadata items (8), which have no metadata of their own
-    assert len(locs) == len(set(locs)) == 20 * 4 - 4 - 8
+    # alert pages left out: the deleted item (5 modifiers) and the metadata of the four
+    # Metadata items (`:`, `:(oai_dc)`, `!:(oai_dc)`: 12), which have no metadata of their own
+    assert len(locs) == len(set(locs)) == 20 * 5 - 5 - 12
     assert SITE_URL + "8JMKD3MGP8W/35MME4E:(oai_dc)" in locs
     assert SITE_URL + "sid.inpe.br/mtc-m18@80/2009/07.21.13.23!" in locs
     for loc in locs:
@@ -487,7 +487,7 @@ def test_a_large_sitemap_becomes_an_index(tmp_path, monkeypatch):
         SITE_URL + "sitemaps/3.xml",
     ]
     parts = [_locs(tmp_path / "out" / "sitemaps" / f"{n}.xml") for n in (1, 2, 3)]
-    assert [len(p) for p in parts] == [30, 30, 8]
+    assert [len(p) for p in parts] == [30, 30, 23]
 
 
 def test_sitemap_parts_are_made_as_their_rows_come(tmp_path):

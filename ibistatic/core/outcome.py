@@ -90,8 +90,9 @@ def from_row(row: list, asked: str, steps: Relation = ()) -> Resolution:
     computed_for = fields.pop("chain")
     chain = tuple([asked] + computed_for[1:])
     alert = fields["alert"]
-    if alert and alert != "deleted" and computed_for and fields["ibi"] == computed_for[0]:
-        fields["ibi"] = (
-            asked  # an alert names the IBI as asked (a deleted item: as stored), as resolve() does
-        )
+    # an alert about the IBI asked itself, in the first round, names it as asked (a deleted
+    # item: as stored), as resolve() does; a later round's IBI (`!` that found the item its
+    # own last edition) is named as the Archive stores it
+    if alert and alert != "deleted" and computed_for == [fields["ibi"]]:
+        fields["ibi"] = asked
     return Resolution(**fields, chain=chain, message=_MESSAGES[alert] if alert else "", asked=steps)

@@ -1175,7 +1175,8 @@
     const computedFor = fields.chain;
     const chain = [asked].concat(computedFor.slice(1));
     let ibi = fields.ibi;
-    if (fields.alert && fields.alert !== "deleted" && computedFor.length && ibi === computedFor[0]) ibi = asked;
+    // an alert about the IBI asked itself, in the first round: named as asked
+    if (fields.alert && fields.alert !== "deleted" && computedFor.length === 1 && ibi === computedFor[0]) ibi = asked;
     return {
       url: fields.url, alert: fields.alert, archive: fields.archive, address: fields.address,
       state: fields.state, ibi: ibi, contentType: fields.content_type, relation: fields.relation,
