@@ -28,13 +28,14 @@ from hypothesis import strategies as st
 from archive_factory import write_archive, write_item
 from ibistatic.archive.load import load_archives
 from ibistatic.catalog.html import to_html
-from ibistatic.catalog.pages import MODIFIERS, catalog_pages, escape, item_page, page_prefix
+from ibistatic.catalog.pages import catalog_pages, escape, item_page, page_prefix
 from ibistatic.catalog.publish import build_catalog
 from ibistatic.config import load_config
 from ibistatic.core.properties import item_urls
 from ibistatic.core.relations import parse_modifier
 from ibistatic.core.urls import build_persistent_url
 from ibistatic.resolver import Resolver
+from ibistatic.targets import DEFAULT_MODIFIERS
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_CONFIG = ROOT / "ibistatic" / "sample_archive" / "ibistatic.yaml"
@@ -391,7 +392,7 @@ def _expected_links(loaded, resolver: Resolver, key: str) -> list[tuple[str, str
     holders = loaded.holdings.holders(key)
     item = next((i for _, i in holders if i.state == "Original"), holders[0][1])
     ibi = item.ibip or item.repository
-    modifiers = list(MODIFIERS) + [
+    modifiers = list(DEFAULT_MODIFIERS) + [
         f"+({tag})" for tag in sorted(tag for tag, _ in item.translations)
     ]
     expected = []

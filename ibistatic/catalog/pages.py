@@ -32,7 +32,6 @@ from ..targets import DEFAULT_MODIFIERS
 
 __all__ = [
     "DEFAULT_PATH",
-    "MODIFIERS",
     "Entry",
     "Catalog",
     "catalog_pages",
@@ -44,9 +43,6 @@ __all__ = [
 
 DEFAULT_PATH = "catalog"
 
-#: The modifiers of every item page's table (the build's default pages); then one
-#: ``+(L)`` per translation.
-MODIFIERS = DEFAULT_MODIFIERS
 
 #: Dublin Core elements in the order of the oai_dc schema; others follow, sorted.
 DC_ORDER = DC_ELEMENTS
@@ -368,7 +364,11 @@ def _dublin_core(item: Item) -> list[str]:
 
 
 def _modifiers(item: Item) -> list[str]:
-    return list(MODIFIERS) + [f"+({tag})" for tag in sorted({tag for tag, _ in item.translations})]
+    """The rows of an item page's table: the build's default forms, then one ``+(L)`` per
+    translation."""
+    return list(DEFAULT_MODIFIERS) + [
+        f"+({tag})" for tag in sorted({tag for tag, _ in item.translations})
+    ]
 
 
 def _outcome(resolution: Resolution) -> str:
